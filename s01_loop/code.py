@@ -1,0 +1,540 @@
+"""s01_loop: the agent loop.
+
+A coding agent is a loop. Send the conversation to the model; if the model asks
+for a tool, run it, append the result, and send again; stop when it answers
+without asking for a tool. Everything later in this course hangs off this loop.
+
+    user prompt
+        |
+        v
+    +-> messages --> model --> assistant turn --+-- text only --> print, done
+    |                                           |
+    |                                      tool_use blocks
+    |                                           |
+    +------ user turn of tool_results <-- run each tool (bash)
+
+New in this chapter: all of it. One tool (bash), one loop, a scripted model
+that stands in for the API when there is no key, and a trace of every call.
+
+Run it:  python s01_loop/code.py --offline
+         python s01_loop/code.py "how many lines are in notes.md?"
+"""
+
+import argparse
+import copy
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+
+import anthropic
+from anthropic.types import Message
+
+try:
+    import readline  # noqa: F401  (line editing and history for input())
+except ImportError:  # Windows
+    pass
+
+
+# ======================================================================
+# CONFIGURATION
+# ======================================================================
+
+CHAPTER = Path(__file__).resolve().parent.name  # e.g. "s01_loop"
+PROMPT_LABEL = CHAPTER.split("_")[0]  # e.g. "s01", shown in the REPL prompt
+HERE = Path(__file__).resolve().parent
+DEFAULT_MODEL = "claude-sonnet-5-5"
+MAX_TOKENS = 8000
+
+# Variables that must never reach a tool's subprocess, a trace or the screen.
+SECRET_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+
+
+# ======================================================================
+# SYSTEM PROMPT
+# ======================================================================
+
+def system_prompt(workdir):
+    return (
+        f"You are a coding agent. Your working directory is {workdir}.\n"
+        "Use the bash tool to look at files and change them. Work in small steps "
+        "and check what you did. When the task is done, say briefly what you did."
+    )
+
+
+# ======================================================================
+# TOOL RESULTS AND INPUT CHECKS
+# ======================================================================
+
+class ToolError(Exception):
+    """A tool failed in a way the model should hear about (is_error: true)."""
+
+
+def tool_result(tool_use_id, text, is_error=False):
+    result = {"type": "tool_result", "tool_use_id": tool_use_id, "content": text}
+    if is_error:
+        result["is_error"] = True
+    return result
+
+
+JSON_TYPES = {"string": str, "integer": int, "boolean": bool, "array": list, "object": dict}
+
+
+def input_problem(name, schema, tool_input):
+    """Say what is wrong with a tool's input, or return None if it fits.
+
+    Checks the top level only: an object, required fields present, no unknown
+    fields, and the type of each field. Deeper rules are the tool's own job.
+    """
+    if not isinstance(tool_input, dict):
+        return f"The input of {name} must be a JSON object."
+    fields = schema["properties"]
+    for key in schema.get("required", []):
+        if key not in tool_input:
+            return f"{name} needs the field '{key}'."
+    for key, value in tool_input.items():
+        if key not in fields:
+            return f"{name} has no field '{key}'. Its fields: {', '.join(fields)}."
+        wanted = fields[key]["type"]
+        python_type = JSON_TYPES[wanted]
+        if not isinstance(value, python_type) or (python_type is int and isinstance(value, bool)):
+            return f"The field '{key}' of {name} must be of type {wanted}."
+    return None
+
+
+# ======================================================================
+# THE BASH TOOL
+# ======================================================================
+
+BASH_TOOL = {
+    "name": "bash",
+    "description": "Run a shell command in the working directory and return its output and exit code.",
+    "input_schema": {
+        "type": "object",
+        "properties": {"command": {"type": "string", "description": "The command to run."}},
+        "required": ["command"],
+    },
+}
+
+BASH_TIMEOUT = 30  # seconds
+OUTPUT_LIMIT = 10_000  # characters kept of a command's output
+
+# Commands no harness should ever run for a model, whatever it says.
+CATASTROPHIC = [
+    (r"\brm\s+(-\w+\s+)*(/|~|\$HOME)(\*|\s|$)", "deletes the root or home folder"),
+    (r"\bmkfs(\.\w+)?\b", "formats a disk"),
+    (r"\bdd\b.*\bof=/dev/", "overwrites a device"),
+    (r">\s*/dev/(sd|nvme|hd|disk)", "overwrites a device"),
+    (r":\(\)\s*\{.*:\s*\|\s*:.*\}", "is a fork bomb"),
+    (r"\b(shutdown|reboot|halt|poweroff)\b", "stops the machine"),
+    (r"\bchmod\s+(-\w+\s+)*777\s+/(\s|$)", "opens up the whole file system"),
+]
+
+
+def catastrophic_reason(command):
+    """Why this command must never run, or None."""
+    for pattern, reason in CATASTROPHIC:
+        if re.search(pattern, command):
+            return reason
+    return None
+
+
+def run_bash(command, workdir):
+    reason = catastrophic_reason(command)
+    if reason:
+        raise ToolError(f"Refused: this command {reason}.")
+    env = {k: v for k, v in os.environ.items() if k not in SECRET_VARIABLES}
+    process = subprocess.Popen(
+        command, shell=True, cwd=workdir, env=env, text=True, errors="replace",
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        start_new_session=True,  # its own process group, so a timeout can stop all of it
+    )
+    try:
+        output, _ = process.communicate(timeout=BASH_TIMEOUT)
+    except BaseException as stop:  # a timeout, or Ctrl-C: stop the whole group
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        if isinstance(stop, subprocess.TimeoutExpired):
+            raise ToolError(f"The command timed out after {BASH_TIMEOUT} seconds and was stopped.")
+        raise
+    if len(output) > OUTPUT_LIMIT:
+        cut = len(output) - OUTPUT_LIMIT
+        output = output[:OUTPUT_LIMIT] + f"\n[output cut: {cut} more characters]"
+    return f"{output.rstrip() or '(no output)'}\n[exit code: {process.returncode}]"
+
+
+# ======================================================================
+# RUNNING A TOOL CALL
+# ======================================================================
+
+TOOLS = [BASH_TOOL]
+
+
+def run_tool(session, block):
+    """Run one tool_use block and return its tool_result. Never raises."""
+    name, tool_input = block["name"], block["input"]
+    try:
+        if name != "bash":
+            raise ToolError(f"There is no tool named {name!r}. The only tool is bash.")
+        problem = input_problem(name, BASH_TOOL["input_schema"], tool_input)
+        if problem:
+            raise ToolError(problem)
+        return tool_result(block["id"], run_bash(tool_input["command"], session.workdir))
+    except ToolError as error:
+        return tool_result(block["id"], str(error), is_error=True)
+    except Exception as error:  # a bug in a tool must not end the session
+        return tool_result(block["id"], f"The tool failed: {type(error).__name__}: {error}", is_error=True)
+
+
+# ======================================================================
+# THE SCRIPTED MODEL
+# ======================================================================
+# A stand-in for anthropic.Anthropic(): client.messages.create(...) returns
+# the next turn of a script as a real anthropic.types.Message.
+
+class ScriptError(Exception):
+    """A script file that cannot be used."""
+
+
+def load_script(path):
+    """Read a script ({"prompt", "turns"}) or a trace (one JSON line per call)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise ScriptError(f"cannot read {path}: {error.strerror}") from None
+    try:
+        script = json.loads(text)
+    except json.JSONDecodeError:
+        try:  # a trace: replay its responses in order
+            calls = [json.loads(line) for line in text.splitlines() if line.strip()]
+            script = {"prompt": text_of(calls[0]["request"]["messages"][0]),
+                      "turns": [{"response": call["response"]} for call in calls]}
+        except (json.JSONDecodeError, LookupError, TypeError, AttributeError):
+            raise ScriptError(f"{path} is neither a script (JSON) nor a trace (JSON lines)") from None
+    if not isinstance(script, dict) or not isinstance(script.get("turns"), list):
+        raise ScriptError(f"{path}: a script is an object with a list of 'turns'")
+    for number, turn in enumerate(script["turns"], 1):
+        try:
+            make_message(turn, "test-model", iter(range(1, 1000)), number)
+        except Exception as error:
+            raise ScriptError(f"{path}: turn {number} is not a valid model turn ({error})") from None
+    return script
+
+
+def make_message(turn, model, tool_numbers, message_number):
+    """Build the real Message for one script turn."""
+    if "response" in turn:  # recorded by --trace: replay it as it was
+        return Message.model_validate(turn["response"])
+    content = []
+    for block in turn["content"]:
+        block = dict(block)
+        if block["type"] == "tool_use" and "id" not in block:
+            block["id"] = f"toolu_{next(tool_numbers):02d}"
+        content.append(block)
+    has_tool_use = any(block["type"] == "tool_use" for block in content)
+    return Message.model_validate({
+        "id": f"msg_{message_number:02d}", "type": "message", "role": "assistant",
+        "model": model, "content": content,
+        "stop_reason": turn.get("stop_reason", "tool_use" if has_tool_use else "end_turn"),
+        "stop_sequence": None, "usage": {"input_tokens": 0, "output_tokens": 0},
+    })
+
+
+def text_of(message):
+    """All the text in one message: text blocks and tool_result contents."""
+    if isinstance(message["content"], str):
+        return message["content"]
+    parts = []
+    for block in message["content"]:
+        inner = block.get("content", block.get("text", ""))
+        if isinstance(inner, list):
+            inner = "\n".join(part.get("text", "") for part in inner)
+        parts.append(inner)
+    return "\n".join(parts)
+
+
+class ScriptedModel:
+    def __init__(self, script):
+        self.script = script
+        self.position = 0  # the next turn to consider
+        self.calls = 0
+        self.tool_numbers = iter(range(1, 10_000))
+        self.messages = SimpleNamespace(create=self.create)
+
+    def create(self, *, model, messages, **request):
+        self.calls += 1
+        newest = text_of(messages[-1]) if messages else ""
+        turns = self.script["turns"]
+        while self.position < len(turns):
+            turn = turns[self.position]
+            self.position += 1
+            if turn.get("when", "") in newest:
+                return make_message(turn, model, self.tool_numbers, self.calls)
+        ending = {"content": [{"type": "text", "text": "(The script has no more turns: this is where the recorded session ended.)"}]}
+        return make_message(ending, model, self.tool_numbers, self.calls)
+
+
+# ======================================================================
+# CALLING THE MODEL
+# ======================================================================
+
+def build_request(session):
+    return {
+        "model": session.model,
+        "max_tokens": MAX_TOKENS,
+        "system": system_prompt(session.workdir),
+        "tools": TOOLS,
+        "messages": session.messages,
+    }
+
+
+def call_model(session, request):
+    """One model call. With --trace, append exactly what was sent and received."""
+    response = session.client.messages.create(**request)
+    if session.trace:
+        record = {"request": request, "response": response.to_dict(mode="json")}
+        with open(session.trace, "a", encoding="utf-8") as trace:
+            trace.write(json.dumps(record) + "\n")
+    return response
+
+
+def block_to_dict(block):
+    """A response block as the plain dict the API takes back in `messages`."""
+    if block.type == "text":
+        return {"type": "text", "text": block.text}
+    if block.type == "tool_use":
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    return block.to_dict(mode="json")
+
+
+def describe_api_error(error):
+    """One line a learner can act on."""
+    if isinstance(error, anthropic.APIConnectionError):
+        return "could not reach the API. Check the network, a proxy, or ANTHROPIC_BASE_URL."
+    if isinstance(error, anthropic.APIStatusError):
+        hint = {
+            401: "Check ANTHROPIC_API_KEY.",
+            403: "This key may not use this model.",
+            404: "Check MODEL_ID and ANTHROPIC_BASE_URL.",
+            429: "Rate limited: wait a moment and try again.",
+            529: "The API is overloaded: try again in a moment.",
+        }.get(error.status_code, "Try again, or check the request.")
+        message = error.api_message or "no details"
+        return f"{error.status_code} {message}. {hint}"
+    return f"{type(error).__name__}: {error}"
+
+
+# ======================================================================
+# THE SESSION
+# ======================================================================
+
+@dataclass
+class Session:
+    client: object
+    model: str
+    workdir: Path
+    trace: Path | None = None
+    messages: list = field(default_factory=list)
+
+
+def add_user_blocks(messages, blocks):
+    """Add blocks to the user turn at the end of the history, or start one.
+
+    Roles must alternate. After an interrupted turn the history can already end
+    with a user turn; the next prompt then joins it instead of following it.
+    """
+    if messages and messages[-1]["role"] == "user":
+        messages[-1]["content"].extend(blocks)
+    else:
+        messages.append({"role": "user", "content": list(blocks)})
+
+
+def show(text, indent=0):
+    pad = " " * indent
+    print("\n".join(pad + line for line in str(text).splitlines()) or pad, flush=True)
+
+
+def call_summary(block):
+    """bash: ls -la  (the tool and its first argument, for the screen)."""
+    tool_input = block["input"]
+    first = next(iter(tool_input.values()), "") if isinstance(tool_input, dict) and tool_input else tool_input
+    return f"{block['name']}: {first if isinstance(first, str) else json.dumps(first)}"[:160]
+
+
+def preview(text, lines=6):
+    """The first few lines of a tool result, for the screen (the model gets all)."""
+    kept = text.splitlines()[:lines]
+    more = len(text.splitlines()) - len(kept)
+    return "\n".join(kept) + (f"\n... ({more} more lines)" if more > 0 else "")
+
+
+# ======================================================================
+# THE AGENT LOOP
+# ======================================================================
+
+STOP_MESSAGES = {
+    "max_tokens": f"[The reply was cut off at max_tokens ({MAX_TOKENS}).]",
+    "refusal": "[The model declined to continue.]",
+    "model_context_window_exceeded": "[The conversation no longer fits the model's context window.]",
+    "pause_turn": "[The model paused its turn.]",
+}
+
+
+def run_tools(session, tool_uses):
+    """Run each tool_use in order; return one tool_result for each.
+
+    If Ctrl-C stops a tool, every call still gets a result, so that the
+    history stays valid, and the interrupt goes on up to the caller.
+    """
+    results = []
+    try:
+        for block in tool_uses:
+            show(f"> {call_summary(block)}", 2)
+            result = run_tool(session, block)
+            show(("error: " if result.get("is_error") else "") + preview(result["content"]), 4)
+            results.append(result)
+    except KeyboardInterrupt:
+        for block in tool_uses[len(results):]:
+            results.append(tool_result(block["id"], "Interrupted by the user.", is_error=True))
+        add_user_blocks(session.messages, results)
+        raise
+    return results
+
+
+def agent_loop(session):
+    """Call the model until it stops asking for tools; return its last text."""
+    while True:
+        response = call_model(session, build_request(session))
+        content = [block_to_dict(block) for block in response.content]
+        if content:  # the API refuses an empty assistant turn in the history
+            session.messages.append({"role": "assistant", "content": content})
+        text = "\n".join(block["text"] for block in content if block["type"] == "text")
+        if text:
+            show(text)
+        tool_uses = [block for block in content if block["type"] == "tool_use"]
+        if response.stop_reason == "tool_use" and tool_uses:
+            add_user_blocks(session.messages, run_tools(session, tool_uses))
+            continue
+        if tool_uses:  # a tool call in a reply that did not stop for tools: do not run it
+            add_user_blocks(session.messages, [
+                tool_result(block["id"], f"Not run: the reply stopped with {response.stop_reason}.", is_error=True)
+                for block in tool_uses])
+        if response.stop_reason not in ("end_turn", "tool_use", "stop_sequence"):
+            show(STOP_MESSAGES.get(response.stop_reason, f"[The model stopped: {response.stop_reason}.]"))
+        return text
+
+
+def run_turn(session, prompt):
+    """Send one user prompt and work until the model is done. True if it finished."""
+    before = copy.deepcopy(session.messages)
+    add_user_blocks(session.messages, [{"type": "text", "text": prompt}])
+    try:
+        agent_loop(session)
+        return True
+    except anthropic.AnthropicError as error:
+        show(f"API error: {describe_api_error(error)}")
+    except KeyboardInterrupt:
+        show("[Interrupted.]")
+    if [m["role"] for m in session.messages].count("assistant") == [m["role"] for m in before].count("assistant"):
+        session.messages[:] = before  # the model never answered: forget the prompt, it can be sent again
+    return False
+
+
+# ======================================================================
+# THE COMMAND LINE
+# ======================================================================
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(prog=f"python {CHAPTER}/code.py", description=__doc__.splitlines()[0])
+    parser.add_argument("prompt", nargs="?", help="run this one prompt and exit (default: a REPL)")
+    parser.add_argument("--offline", action="store_true", help="use the scripted model even if a key is set")
+    parser.add_argument("--script", type=Path, default=HERE / "scenario.json", help="the script (or a trace) the scripted model plays")
+    parser.add_argument("--trace", type=Path, help="append every model call to this file, one JSON line each")
+    parser.add_argument("--workdir", type=Path, help="where the tools act (offline default: a fresh copy of workspace/)")
+    return parser.parse_args(argv)
+
+
+def has_key():
+    return bool(os.environ.get("ANTHROPIC_API_KEY")) or bool(
+        os.environ.get("ANTHROPIC_AUTH_TOKEN") and os.environ.get("ANTHROPIC_BASE_URL"))
+
+
+def make_session(args):
+    """The client (live or scripted), the workdir, and the banner lines."""
+    offline = args.offline or not has_key()
+    if offline:
+        script = load_script(args.script)
+        client = ScriptedModel(script)
+        model = "scripted-model"
+        why = "--offline" if args.offline else "no ANTHROPIC_API_KEY"
+        banner = [f"{CHAPTER} · offline ({why}): the scripted model plays {args.script}"]
+        if script.get("prompt"):
+            banner.append(f"the script was written for: {script['prompt']}")
+    else:
+        client = anthropic.Anthropic()
+        model = os.environ.get("MODEL_ID") or DEFAULT_MODEL
+        banner = [f"{CHAPTER} · live: {model} at {client.base_url}"]
+    if args.workdir:
+        workdir = args.workdir.resolve()
+        workdir.mkdir(parents=True, exist_ok=True)
+    elif offline:
+        workdir = Path(tempfile.mkdtemp(prefix=f"{PROMPT_LABEL}-"))
+        shutil.copytree(HERE / "workspace", workdir, dirs_exist_ok=True)
+        workdir = workdir.resolve()
+    else:
+        workdir = Path.cwd().resolve()
+    banner.append(f"workdir: {workdir}")
+    return Session(client=client, model=model, workdir=workdir, trace=args.trace), banner
+
+
+def read_line(prompt):
+    """One line from the user; None at EOF."""
+    try:
+        return input(prompt)
+    except EOFError:
+        return None
+
+
+def repl(session):
+    while True:
+        try:
+            line = read_line(f"{PROMPT_LABEL} >> ")
+        except KeyboardInterrupt:  # Ctrl-C at the prompt clears the line
+            print()
+            continue
+        if line is None or line.strip() in ("q", "quit", "exit"):
+            return 0
+        if line.strip():
+            run_turn(session, line.strip())
+
+
+def main(argv=None):
+    from dotenv import load_dotenv
+
+    load_dotenv()
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        session, banner = make_session(args)
+    except (ScriptError, OSError) as error:
+        print(f"{CHAPTER}: {error}", file=sys.stderr)
+        return 2
+    for line in banner:
+        show(line)
+    if args.prompt:
+        return 0 if run_turn(session, args.prompt) else 1
+    return repl(session)
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # the output went into `head` or the like, which closed early
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)

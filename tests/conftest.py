@@ -1,0 +1,50 @@
+"""Shared set-up for the whole suite: no network, no key, one import of anthropic."""
+
+import ipaddress
+import os
+import socket
+
+import pytest
+
+# No test may talk to the outside world or find a key: block both before anything runs.
+for variable in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "MODEL_ID"):
+    os.environ.pop(variable, None)
+os.environ["PYTHON_DOTENV_DISABLED"] = "1"  # a developer's .env must not turn a test live
+
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+
+
+def _allowed(address):
+    if not isinstance(address, tuple):  # AF_UNIX and the like stay on this machine
+        return True
+    host = address[0]
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _guarded_connect(self, address):
+    if not _allowed(address):
+        raise ConnectionRefusedError(f"tests may not connect to {address!r}: only loopback is allowed")
+    return _real_connect(self, address)
+
+
+def _guarded_connect_ex(self, address):
+    if not _allowed(address):
+        raise ConnectionRefusedError(f"tests may not connect to {address!r}: only loopback is allowed")
+    return _real_connect_ex(self, address)
+
+
+socket.socket.connect = _guarded_connect
+socket.socket.connect_ex = _guarded_connect_ex
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _sockets_stay_blocked():
+    """The guard is installed at import time; this checks it is still there."""
+    assert socket.socket.connect is _guarded_connect
+    yield

@@ -1,0 +1,137 @@
+"""What the chapter tests share: load a chapter, fake the model, build replies.
+
+A chapter is loaded from its code.py as a fresh module, so no test sees another
+test's state. The fake client returns real anthropic.types.Message objects and
+keeps a copy of the keyword arguments of every create() call, taken at call
+time, so a test can assert the exact requests with ==.
+"""
+
+import copy
+import importlib.util
+import itertools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+from anthropic.types import Message
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTERS = ["s01_loop", "s02_tools", "s03_permissions", "s04_hooks", "s05_todo_write", "s06_plan_mode"]
+PRESENT = [name for name in CHAPTERS if (ROOT / name / "code.py").exists()]
+MODEL = "test-model"
+
+_loads = itertools.count()
+
+
+def load_chapter(name):
+    """A fresh module object for <name>/code.py."""
+    path = ROOT / name / "code.py"
+    spec = importlib.util.spec_from_file_location(f"{name}_code_{next(_loads)}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# ---- replies -----------------------------------------------------------
+
+def text(value):
+    return {"type": "text", "text": value}
+
+
+def tool_use(id, name, input):
+    return {"type": "tool_use", "id": id, "name": name, "input": input}
+
+
+def reply(*blocks, stop_reason=None):
+    """A real Message, as the API would send it."""
+    if stop_reason is None:
+        stop_reason = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
+    return Message.model_validate({
+        "id": "msg_test", "type": "message", "role": "assistant", "model": MODEL,
+        "content": list(blocks), "stop_reason": stop_reason, "stop_sequence": None,
+        "usage": {"input_tokens": 0, "output_tokens": 0},
+    })
+
+
+# ---- the fake client -----------------------------------------------------
+
+class FakeClient:
+    """client.messages.create() returns the given replies in order.
+
+    A reply may also be an exception (raised instead) or a function of the
+    request (called, and its result used: for a test that acts mid-call).
+    """
+
+    def __init__(self, *replies):
+        self.replies = list(replies)
+        self.calls = []
+        self.messages = SimpleNamespace(create=self.create)
+
+    def create(self, **request):
+        self.calls.append(copy.deepcopy(request))
+        if not self.replies:
+            raise AssertionError("the loop called the model more often than the test expected")
+        next_reply = self.replies.pop(0)
+        if callable(next_reply) and not isinstance(next_reply, Message):
+            next_reply = next_reply(request)
+        if isinstance(next_reply, BaseException):
+            raise next_reply
+        return next_reply
+
+
+def new_session(chapter, client, workdir, **extra):
+    """A Session of that chapter module with the test model."""
+    return chapter.Session(client=client, model=MODEL, workdir=Path(workdir), **extra)
+
+
+def request(chapter, session, messages):
+    """The exact keyword arguments the loop should send for this history."""
+    return {
+        "model": MODEL,
+        "max_tokens": chapter.MAX_TOKENS,
+        "system": chapter.system_prompt(session.workdir),
+        "tools": chapter.TOOLS,
+        "messages": messages,
+    }
+
+
+def user(*blocks):
+    return {"role": "user", "content": list(blocks)}
+
+
+def assistant(*blocks):
+    return {"role": "assistant", "content": list(blocks)}
+
+
+def result(tool_use_id, content, is_error=False):
+    block = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+    if is_error:
+        block["is_error"] = True
+    return block
+
+
+# ---- running a chapter as a learner does -------------------------------------
+
+def clean_env(**extra):
+    """The environment for a chapter subprocess: no key, no .env, unbuffered output."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "MODEL_ID")}
+    env.update(PYTHON_DOTENV_DISABLED="1", PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1")
+    env.update(extra)
+    return env
+
+
+def run_chapter(name, *args, stdin="", cwd=None, timeout=120, env=None):
+    """python <name>/code.py ARGS, as a subprocess; returns the CompletedProcess."""
+    return subprocess.run(
+        [sys.executable, str(ROOT / name / "code.py"), *args],
+        input=stdin, capture_output=True, text=True, cwd=cwd or ROOT, timeout=timeout,
+        env=env or clean_env(),
+    )
+
+
+def read_trace(path):
+    return [json.loads(line) for line in Path(path).read_text().splitlines()]
