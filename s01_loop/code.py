@@ -497,9 +497,15 @@ def make_session(args):
 def read_line(prompt):
     """One line from the user; None at EOF."""
     try:
-        return input(prompt)
+        line = input(prompt)
     except EOFError:
+        print()
         return None
+    if not sys.stdin.isatty():
+  # piped input: echo it, so the transcript reads like a session
+        print(line)
+    return line
+
 
 
 def repl(session):
