@@ -89,15 +89,17 @@ def tool_result(tool_use_id, text, is_error=False):
     return result
 
 
-JSON_TYPES = {"string": str, "integer": int, "boolean": bool, "array": list, "object": dict}
+JSON_TYPES = {"string": str, "integer": int, "boolean": bool}
 
 
 def input_problem(name, schema, tool_input):
     """Say what is wrong with a tool's input, or return None if it fits.
 
     Checks the top level only: an object, required fields present, no unknown
-    fields, and the type of each field. Deeper rules are the tool's own job.
+    fields, and the type of each plain field (string, integer, boolean).
+    Arrays and objects are checked by the tool that takes them.
     """
+
     if not isinstance(tool_input, dict):
         return f"The input of {name} must be a JSON object."
     fields = schema["properties"]
@@ -108,9 +110,10 @@ def input_problem(name, schema, tool_input):
         if key not in fields:
             return f"{name} has no field '{key}'. Its fields: {', '.join(fields)}."
         wanted = fields[key]["type"]
-        python_type = JSON_TYPES[wanted]
+        python_type = JSON_TYPES.get(wanted, object)
         if not isinstance(value, python_type) or (python_type is int and isinstance(value, bool)):
             return f"The field '{key}' of {name} must be of type {wanted}."
+
     return None
 
 

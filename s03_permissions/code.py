@@ -93,15 +93,17 @@ def tool_result(tool_use_id, text, is_error=False):
     return result
 
 
-JSON_TYPES = {"string": str, "integer": int, "boolean": bool, "array": list, "object": dict}
+JSON_TYPES = {"string": str, "integer": int, "boolean": bool}
 
 
 def input_problem(name, schema, tool_input):
     """Say what is wrong with a tool's input, or return None if it fits.
 
     Checks the top level only: an object, required fields present, no unknown
-    fields, and the type of each field. Deeper rules are the tool's own job.
+    fields, and the type of each plain field (string, integer, boolean).
+    Arrays and objects are checked by the tool that takes them.
     """
+
     if not isinstance(tool_input, dict):
         return f"The input of {name} must be a JSON object."
     fields = schema["properties"]
@@ -112,9 +114,10 @@ def input_problem(name, schema, tool_input):
         if key not in fields:
             return f"{name} has no field '{key}'. Its fields: {', '.join(fields)}."
         wanted = fields[key]["type"]
-        python_type = JSON_TYPES[wanted]
+        python_type = JSON_TYPES.get(wanted, object)
         if not isinstance(value, python_type) or (python_type is int and isinstance(value, bool)):
             return f"The field '{key}' of {name} must be of type {wanted}."
+
     return None
 
 
@@ -462,12 +465,27 @@ def rule_subject(name, tool_input):
     return os.path.normpath(subject) if RULE_SUBJECT[name] != "command" and subject else subject
 
 
-def matching_rule(rules, name, tool_input):
+def matching_rule(rules, name, tool_input, decision):
+    """The first rule that covers this call, or None.
+
+    For bash, deny and ask rules are matched against the whole command and
+    each part of a chain (so "bash(rm*)" catches "ls; rm x"), while an allow
+    rule covers one simple command only: a chain or a redirection never
+    slips through "bash(git status*)".
+    """
+    subject = rule_subject(name, tool_input)
+    subjects = [subject]
+    if name == "bash":
+        parts = [part.strip() for part in re.split(r"&&|\|\||;|\||\n", subject)]
+        if decision == "allow" and (len(parts) > 1 or re.search(r"[>`&]|\$\(|<\(", subject)):
+            return None
+        subjects += parts
     for rule in rules:
         tool, pattern = parse_rule(rule)
-        if tool == name and (pattern is None or fnmatch.fnmatchcase(rule_subject(name, tool_input), pattern)):
+        if tool == name and (pattern is None or any(fnmatch.fnmatchcase(s, pattern) for s in subjects)):
             return rule
     return None
+
 
 
 def check_permission(session, name, tool_input):
@@ -478,7 +496,8 @@ def check_permission(session, name, tool_input):
             return "deny", f"Denied: this command {danger}. It is never allowed, in any mode."
     rules = session.settings.get("permissions", {})
     for decision in ("deny", "ask", "allow"):
-        rule = matching_rule(rules.get(decision, []), name, tool_input)
+        rule = matching_rule(rules.get(decision, []), name, tool_input, decision)
+
         if rule:
             return decision, f"Denied by the rule {rule!r} in .agent/settings.json." if decision == "deny" else f"rule {rule!r}"
     if session.mode == "bypass":
