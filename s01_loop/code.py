@@ -368,7 +368,10 @@ def call_summary(block):
     """bash: ls -la  (the tool and its first argument, for the screen)."""
     tool_input = block["input"]
     first = next(iter(tool_input.values()), "") if isinstance(tool_input, dict) and tool_input else tool_input
+    if isinstance(first, list):
+        first = f"[{len(first)} items]"
     return f"{block['name']}: {first if isinstance(first, str) else json.dumps(first)}"[:160]
+
 
 
 def preview(text, lines=6):

@@ -421,8 +421,9 @@ def parse_rule(rule):
     match = re.fullmatch(r"([a-z_]+)(?:\((.+)\))?", rule.strip()) if isinstance(rule, str) else None
     if not match:
         raise SettingsError(f"cannot parse the rule {rule!r}: write a tool name, or tool(pattern)")
-    if match[1] not in RULE_SUBJECT:
-        raise SettingsError(f"the rule {rule!r} names no tool; the tools are: {', '.join(RULE_SUBJECT)}")
+    if match[1] not in TOOL_HANDLERS:
+        raise SettingsError(f"the rule {rule!r} names no tool; the tools are: {', '.join(TOOL_HANDLERS)}")
+
     return match[1], match[2]
 
 
@@ -464,9 +465,11 @@ def check_settings(settings):
 
 
 def rule_subject(name, tool_input):
-    """What a rule's pattern is matched against: the command, or the path."""
-    subject = tool_input.get(RULE_SUBJECT[name], "")
-    return os.path.normpath(subject) if RULE_SUBJECT[name] != "command" and subject else subject
+    """What a rule's pattern is matched against: the command, the path, or ""."""
+    field_name = RULE_SUBJECT.get(name)
+    subject = tool_input.get(field_name, "") if field_name else ""
+    return os.path.normpath(subject) if field_name != "command" and subject else subject
+
 
 
 def matching_rule(rules, name, tool_input, decision):
@@ -893,7 +896,10 @@ def call_summary(block):
     """bash: ls -la  (the tool and its first argument, for the screen)."""
     tool_input = block["input"]
     first = next(iter(tool_input.values()), "") if isinstance(tool_input, dict) and tool_input else tool_input
+    if isinstance(first, list):
+        first = f"[{len(first)} items]"
     return f"{block['name']}: {first if isinstance(first, str) else json.dumps(first)}"[:160]
+
 
 
 def preview(text, lines=6):
