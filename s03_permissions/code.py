@@ -367,7 +367,7 @@ FILE_TOOLS = [
 # ======================================================================
 
 MODES = ("default", "accept_edits", "bypass")
-READ_ONLY_TOOLS = {"read_file", "glob"}
+SAFE_TOOLS = {"read_file", "glob"}  # they change nothing: they run in every mode
 EDIT_TOOLS = {"write_file", "edit_file"}
 RULE_SUBJECT = {"bash": "command", "read_file": "path", "write_file": "path", "edit_file": "path", "glob": "pattern"}
 
@@ -500,13 +500,12 @@ def check_permission(session, name, tool_input):
     rules = session.settings.get("permissions", {})
     for decision in ("deny", "ask", "allow"):
         rule = matching_rule(rules.get(decision, []), name, tool_input, decision)
-
         if rule:
             return decision, f"Denied by the rule {rule!r} in .agent/settings.json." if decision == "deny" else f"rule {rule!r}"
     if session.mode == "bypass":
         return "allow", "bypass mode"
-    if name in READ_ONLY_TOOLS or (name == "bash" and is_read_only(tool_input["command"])):
-        return "allow", "reads only"
+    if name in SAFE_TOOLS or (name == "bash" and is_read_only(tool_input["command"])):
+        return "allow", "changes nothing"
     if session.mode == "accept_edits" and name in EDIT_TOOLS:
         return "allow", "accept_edits mode"
     return "ask", f"{session.mode} mode asks before this"
