@@ -1013,7 +1013,9 @@ def call_summary(block):
     first = next(iter(tool_input.values()), "") if isinstance(tool_input, dict) and tool_input else tool_input
     if isinstance(first, list):
         first = f"[{len(first)} items]"
-    return f"{block['name']}: {first if isinstance(first, str) else json.dumps(first)}"[:160]
+    text = first if isinstance(first, str) else json.dumps(first)
+    return f"{block['name']}: {text.splitlines()[0] if text.strip() else text}"[:160]
+
 
 
 

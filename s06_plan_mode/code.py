@@ -1,0 +1,1385 @@
+"""s06_plan_mode: plan first, with the harness enforcing it; the user approves.
+
+Before a large change, the user may want a plan first. Asking the model
+nicely is not enough: a prompt persuades, but the tool list and the
+permission check decide. In plan mode the changing tools are not offered,
+and a changing call that arrives anyway is refused, in every mode.
+
+             /plan, --plan, or the model's enter_plan_mode
+    normal -------------------------------------------------> plan mode
+      ^                                                   read, glob, todo_write,
+      |                                                   read-only bash only
+      |                                                        |
+      |                                       exit_plan_mode(plan): the user answers
+      |     y: plan saved to .agent/plans/,                    |
+      +------- plan mode ends  <-------------------------------+
+                                  feedback: stay, the model revises the plan
+                                  n / empty / EOF: stay, the turn ends
+
+Plan mode is a flag of the session, not a permission mode: leaving it gives
+back the permission mode the session had.
+
+New in this chapter: enter_plan_mode and exit_plan_mode, the plan-mode
+filter on the tool list and on the permission check, the reminders that tell
+the model where it stands, the plan file, a session id, --plan and /plan.
+
+Run it:  printf 'y\n' | python s06_plan_mode/code.py --offline --mode accept_edits
+"""
+
+import argparse
+import ast
+import copy
+import fnmatch
+import glob
+import json
+import os
+import re
+import secrets
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+
+import anthropic
+from anthropic.types import Message
+
+try:
+    import readline  # noqa: F401  (line editing and history for input())
+except ImportError:  # Windows
+    pass
+
+
+# ======================================================================
+# CONFIGURATION
+# ======================================================================
+
+CHAPTER = Path(__file__).resolve().parent.name  # e.g. "s01_loop"
+PROMPT_LABEL = CHAPTER.split("_")[0]  # e.g. "s01", shown in the REPL prompt
+HERE = Path(__file__).resolve().parent
+DEFAULT_MODEL = "claude-sonnet-5-5"
+MAX_TOKENS = 8000
+
+# Variables that must never reach a tool's subprocess, a trace or the screen.
+SECRET_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+
+
+# ======================================================================
+# SYSTEM PROMPT                                           (changed in s05)
+# ======================================================================
+
+def system_prompt(workdir):
+    return (
+        f"You are a coding agent. Your working directory is {workdir}.\n"
+        "Use read_file, write_file, edit_file and glob for files, and bash for "
+        "everything else. Paths are relative to the working directory. Work in "
+        "small steps and check what you did. When the task is done, say briefly "
+        "what you did.\n"
+        "Plan any task of more than two steps with todo_write before you start. "
+        "Keep the list current: exactly one item in_progress while you work on "
+        "it, and mark each item completed as soon as it is done."
+    )
+
+
+# ======================================================================
+# TOOL RESULTS AND INPUT CHECKS
+# ======================================================================
+
+class ToolError(Exception):
+    """A tool failed in a way the model should hear about (is_error: true)."""
+
+
+def tool_result(tool_use_id, text, is_error=False):
+    result = {"type": "tool_result", "tool_use_id": tool_use_id, "content": text}
+    if is_error:
+        result["is_error"] = True
+    return result
+
+
+JSON_TYPES = {"string": str, "integer": int, "boolean": bool}
+
+
+def input_problem(name, schema, tool_input):
+    """Say what is wrong with a tool's input, or return None if it fits.
+
+    Checks the top level only: an object, required fields present, no unknown
+    fields, and the type of each plain field (string, integer, boolean).
+    Arrays and objects are checked by the tool that takes them.
+    """
+
+    if not isinstance(tool_input, dict):
+        return f"The input of {name} must be a JSON object."
+    fields = schema["properties"]
+    for key in schema.get("required", []):
+        if key not in tool_input:
+            return f"{name} needs the field '{key}'."
+    for key, value in tool_input.items():
+        if key not in fields:
+            return f"{name} has no field '{key}'. Its fields: {', '.join(fields)}."
+        wanted = fields[key]["type"]
+        python_type = JSON_TYPES.get(wanted, object)
+        if not isinstance(value, python_type) or (python_type is int and isinstance(value, bool)):
+            return f"The field '{key}' of {name} must be of type {wanted}."
+
+    return None
+
+
+# ======================================================================
+# THE BASH TOOL
+# ======================================================================
+
+BASH_TOOL = {
+    "name": "bash",
+    "description": "Run a shell command in the working directory and return its output and exit code.",
+    "input_schema": {
+        "type": "object",
+        "properties": {"command": {"type": "string", "description": "The command to run."}},
+        "required": ["command"],
+    },
+}
+
+BASH_TIMEOUT = 30  # seconds
+OUTPUT_LIMIT = 10_000  # characters kept of a command's output
+
+# Commands no harness should ever run for a model, whatever it says.
+CATASTROPHIC = [
+    (r"\brm\s+(-\w+\s+)*(/|~|\$HOME)(\*|\s|$)", "deletes the root or home folder"),
+    (r"\bmkfs(\.\w+)?\b", "formats a disk"),
+    (r"\bdd\b.*\bof=/dev/", "overwrites a device"),
+    (r">\s*/dev/(sd|nvme|hd|disk)", "overwrites a device"),
+    (r":\(\)\s*\{.*:\s*\|\s*:.*\}", "is a fork bomb"),
+    (r"\b(shutdown|reboot|halt|poweroff)\b", "stops the machine"),
+    (r"\bchmod\s+(-\w+\s+)*777\s+/(\s|$)", "opens up the whole file system"),
+]
+
+
+def catastrophic_reason(command):
+    """Why this command must never run, or None."""
+    for pattern, reason in CATASTROPHIC:
+        if re.search(pattern, command):
+            return reason
+    return None
+
+
+def run_bash(command, workdir):
+    reason = catastrophic_reason(command)
+    if reason:
+        raise ToolError(f"Refused: this command {reason}.")
+    env = {k: v for k, v in os.environ.items() if k not in SECRET_VARIABLES}
+    process = subprocess.Popen(
+        command, shell=True, cwd=workdir, env=env, text=True, errors="replace",
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        start_new_session=True,  # its own process group, so a timeout can stop all of it
+    )
+    try:
+        output, _ = process.communicate(timeout=BASH_TIMEOUT)
+    except BaseException as stop:  # a timeout, or Ctrl-C: stop the whole group
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        if isinstance(stop, subprocess.TimeoutExpired):
+            raise ToolError(f"The command timed out after {BASH_TIMEOUT} seconds and was stopped.")
+        raise
+    if len(output) > OUTPUT_LIMIT:
+        cut = len(output) - OUTPUT_LIMIT
+        output = output[:OUTPUT_LIMIT] + f"\n[output cut: {cut} more characters]"
+    return f"{output.rstrip() or '(no output)'}\n[exit code: {process.returncode}]"
+
+
+# ======================================================================
+# THE WORKSPACE GUARD                                         (new in s02)
+# ======================================================================
+
+def resolve_path(workdir, path):
+    """The absolute path for `path`, or ToolError if it leads out of the workdir.
+
+    Refused: a NUL byte, `~`, any `..` part, an absolute path outside the
+    workdir, and a symlink (or chain of them) that ends outside it.
+    """
+    if not isinstance(path, str) or not path.strip():
+        raise ToolError("A path must be a non-empty string.")
+    if "\0" in path:
+        raise ToolError("Refused: the path contains a NUL byte.")
+    if path.startswith("~"):
+        raise ToolError(f"Refused: {path!r} starts with '~'. Use a path relative to the working directory.")
+    if ".." in Path(path).parts:
+        raise ToolError(f"Refused: {path!r} contains '..'. Paths stay inside the working directory.")
+    root = Path(workdir).resolve()
+    try:
+        target = (root / path).resolve()  # follows symlinks, so a link that leads out is seen here
+    except (OSError, RuntimeError) as error:  # a symlink loop, a name too long
+        raise ToolError(f"Refused: cannot resolve {path!r} ({error}).") from None
+    if not target.is_relative_to(root):
+        raise ToolError(f"Refused: {path!r} is outside the working directory.")
+    return target
+
+
+def shown(workdir, target):
+    """A path as the model should see it: relative to the workdir."""
+    return target.relative_to(Path(workdir).resolve()).as_posix() or "."
+
+
+# ======================================================================
+# THE FILE TOOLS                                              (new in s02)
+# ======================================================================
+
+READ_LIMIT = 2000  # lines read_file returns when no limit is given
+GLOB_LIMIT = 100  # paths glob returns
+
+
+def read_file(workdir, path, offset=1, limit=READ_LIMIT):
+    target = resolve_path(workdir, path)
+    if offset < 1 or limit < 1:
+        raise ToolError("offset and limit must be 1 or more (offset counts lines from 1).")
+    try:
+        lines = target.read_text(encoding="utf-8", errors="replace").splitlines()
+    except IsADirectoryError:
+        raise ToolError(f"{path} is a folder. Use glob or bash ls to list it.") from None
+    except OSError as error:
+        raise ToolError(f"Cannot read {path}: {error.strerror}.") from None
+    if not lines:
+        return f"({path} is empty)"
+    if offset > len(lines):
+        raise ToolError(f"{path} has {len(lines)} lines; offset {offset} is past the end.")
+    chosen = lines[offset - 1:offset - 1 + limit]
+    numbered = "\n".join(f"{number:>6}\t{line}" for number, line in enumerate(chosen, offset))
+    rest = len(lines) - (offset - 1 + len(chosen))
+    return numbered + (f"\n({rest} more lines; read on with offset={offset + len(chosen)})" if rest > 0 else "")
+
+
+def write_atomically(target, content):
+    """Write to a temporary file beside the target, then rename: never half a file."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(content)
+        os.replace(temporary, target)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def write_file(workdir, path, content):
+    target = resolve_path(workdir, path)
+    existed = target.exists()
+    try:
+        write_atomically(target, content)
+    except OSError as error:
+        raise ToolError(f"Cannot write {path}: {error.strerror}.") from None
+    return f"{'Overwrote' if existed else 'Created'} {shown(workdir, target)} ({len(content)} characters)."
+
+
+def edit_file(workdir, path, old_string, new_string, replace_all=False):
+    target = resolve_path(workdir, path)
+    if old_string == "":
+        raise ToolError("old_string is empty. To create a file, use write_file.")
+    if old_string == new_string:
+        raise ToolError("old_string and new_string are the same: nothing would change.")
+    try:
+        text = target.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ToolError(f"Cannot read {path}: {error.strerror}.") from None
+    except UnicodeDecodeError:
+        raise ToolError(f"{path} is not UTF-8 text; edit_file edits text files.") from None
+    count = text.count(old_string)
+    if count == 0:
+        raise ToolError(f"old_string was not found in {path}. Read the file and copy the text exactly.")
+    if count > 1 and not replace_all:
+        raise ToolError(f"old_string occurs {count} times in {path}. Add context to make it unique, or set replace_all.")
+    try:
+        write_atomically(target, text.replace(old_string, new_string))
+    except OSError as error:
+        raise ToolError(f"Cannot write {path}: {error.strerror}.") from None
+    return f"Replaced {count if replace_all else 1} occurrence{'s' if replace_all and count > 1 else ''} in {shown(workdir, target)}."
+
+
+def glob_files(workdir, pattern):
+    if pattern.startswith("/"):
+        raise ToolError("Refused: the pattern must be relative to the working directory.")
+    resolve_path(workdir, pattern)  # the same refusals as a path: '..', '~', NUL
+    root = Path(workdir).resolve()
+    try:
+        found = sorted(shown(root, hit.resolve()) for hit in root.glob(pattern)
+                       if hit.is_file() and hit.resolve().is_relative_to(root))
+    except (OSError, ValueError) as error:
+        raise ToolError(f"Bad pattern {pattern!r}: {error}.") from None
+    if not found:
+        return f"No files match {pattern!r}."
+    more = f"\n({len(found) - GLOB_LIMIT} more not shown)" if len(found) > GLOB_LIMIT else ""
+    return "\n".join(found[:GLOB_LIMIT]) + more
+
+
+def path_field(description):
+    return {"type": "string", "description": description}
+
+
+FILE_TOOLS = [
+    {
+        "name": "read_file",
+        "description": "Read a text file. Lines come numbered. For a long file, read a part with offset (first line, from 1) and limit (how many lines).",
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "path": path_field("The file, relative to the working directory."),
+                "offset": {"type": "integer", "description": "The first line to read, counting from 1."},
+                "limit": {"type": "integer", "description": "How many lines to read."},
+            },
+            "required": ["path"],
+        },
+    },
+    {
+        "name": "write_file",
+        "description": "Create or overwrite a file with the given content. Missing folders are created.",
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "path": path_field("The file, relative to the working directory."),
+                "content": {"type": "string", "description": "The whole new content of the file."},
+            },
+            "required": ["path", "content"],
+        },
+    },
+    {
+        "name": "edit_file",
+        "description": "Replace old_string with new_string in a file. old_string must occur exactly once, unless replace_all is true.",
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "path": path_field("The file, relative to the working directory."),
+                "old_string": {"type": "string", "description": "The exact text to replace."},
+                "new_string": {"type": "string", "description": "The text to put in its place."},
+                "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)."},
+            },
+            "required": ["path", "old_string", "new_string"],
+        },
+    },
+    {
+        "name": "glob",
+        "description": "List the files that match a glob pattern such as '**/*.py', sorted, relative to the working directory.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"pattern": {"type": "string", "description": "The glob pattern."}},
+            "required": ["pattern"],
+        },
+    },
+]
+
+
+# ======================================================================
+# PERMISSIONS                                             (changed in s06)
+# ======================================================================
+
+MODES = ("default", "accept_edits", "bypass")
+SAFE_TOOLS = {"read_file", "glob", "todo_write", "enter_plan_mode", "exit_plan_mode"}  # they change no file: they run in every mode
+EDIT_TOOLS = {"write_file", "edit_file"}
+RULE_SUBJECT = {"bash": "command", "read_file": "path", "write_file": "path", "edit_file": "path", "glob": "pattern"}
+
+# Commands that only read. Anything else, or any of these used to write, is not read-only.
+READ_ONLY_COMMANDS = {
+    "ls", "cat", "head", "tail", "wc", "grep", "rg", "find", "pwd", "echo", "tree", "file",
+    "stat", "du", "df", "which", "diff", "cmp", "sort", "uniq", "cut", "tr", "basename",
+    "dirname", "realpath", "date", "whoami", "uname", "true", "false", "git",
+}
+READ_ONLY_GIT = {"status", "diff", "log", "show", "blame", "ls-files", "rev-parse"}
+WRITING_OPTIONS = {"find": ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprintf", "-fls"),
+                   "sort": ("-o", "--output"), "git": ("--output",)}
+
+
+def is_read_only(command):
+    """True only if every part of the command surely just reads.
+
+    Conservative on purpose: a redirection, a command substitution, a
+    background job, or one unknown command in a chain makes it "not read-only",
+    so it asks. A wrong "yes" here would let a write through unasked.
+    """
+    if re.search(r"[>`&\n]|\$\(|<\(", command.replace("&&", " ")):
+        return False
+    for part in re.split(r"&&|\|\||;|\|", command):
+        try:
+            words = shlex.split(part)
+        except ValueError:  # unbalanced quotes
+            return False
+        if not words:
+            continue
+        program, args = words[0], words[1:]
+        if program not in READ_ONLY_COMMANDS:
+            return False
+        if any(arg.startswith(option) for arg in args for option in WRITING_OPTIONS.get(program, ())):
+            return False
+        if program == "git" and (not args or args[0] not in READ_ONLY_GIT):
+            return False
+    return True
+
+
+class SettingsError(Exception):
+    """A settings file that cannot be used: the program stops with one line."""
+
+
+def parse_rule(rule):
+    """'bash(git status*)' -> ('bash', 'git status*'); 'read_file' -> ('read_file', None)."""
+    match = re.fullmatch(r"([a-z_]+)(?:\((.+)\))?", rule.strip()) if isinstance(rule, str) else None
+    if not match:
+        raise SettingsError(f"cannot parse the rule {rule!r}: write a tool name, or tool(pattern)")
+    if match[1] not in TOOL_HANDLERS:
+        raise SettingsError(f"the rule {rule!r} names no tool; the tools are: {', '.join(TOOL_HANDLERS)}")
+
+    return match[1], match[2]
+
+
+def settings_path(workdir):
+    return Path(workdir) / ".agent" / "settings.json"
+
+
+def load_settings(workdir):
+    """The settings of this workdir ({} if there is no file), checked."""
+    path = settings_path(workdir)
+    if not path.exists():
+        return {}
+    try:
+        settings = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise SettingsError(f"{path}: cannot read it ({error})") from None
+    except json.JSONDecodeError as error:
+        raise SettingsError(f"{path}: not valid JSON ({error.msg} at line {error.lineno}, column {error.colno})") from None
+    try:
+        check_settings(settings)
+    except SettingsError as error:
+        raise SettingsError(f"{path}: {error}") from None
+    return settings
+
+
+def check_settings(settings):
+    if not isinstance(settings, dict):
+        raise SettingsError("the file must hold a JSON object")
+    permissions = settings.get("permissions", {})
+    if not isinstance(permissions, dict):
+        raise SettingsError('"permissions" must be an object with "deny", "ask" and "allow" lists')
+    for key, rules in permissions.items():
+        if key not in ("deny", "ask", "allow"):
+            raise SettingsError(f'"permissions" has an unknown key {key!r}; the keys are deny, ask, allow')
+        if not isinstance(rules, list):
+            raise SettingsError(f'"permissions.{key}" must be a list of rules')
+        for rule in rules:
+            parse_rule(rule)
+
+
+def rule_subject(name, tool_input):
+    """What a rule's pattern is matched against: the command, the path, or ""."""
+    field_name = RULE_SUBJECT.get(name)
+    subject = tool_input.get(field_name, "") if field_name else ""
+    return os.path.normpath(subject) if field_name != "command" and subject else subject
+
+
+
+def matching_rule(rules, name, tool_input, decision):
+    """The first rule that covers this call, or None.
+
+    For bash, deny and ask rules are matched against the whole command and
+    each part of a chain (so "bash(rm*)" catches "ls; rm x"), while an allow
+    rule covers one simple command only: a chain or a redirection never
+    slips through "bash(git status*)".
+    """
+    subject = rule_subject(name, tool_input)
+    subjects = [subject]
+    if name == "bash":
+        parts = [part.strip() for part in re.split(r"&&|\|\||;|\||\n", subject)]
+        if decision == "allow" and (len(parts) > 1 or re.search(r"[>`&]|\$\(|<\(", subject)):
+            return None
+        subjects += parts
+    for rule in rules:
+        tool, pattern = parse_rule(rule)
+        if tool == name and (pattern is None or any(fnmatch.fnmatchcase(s, pattern) for s in subjects)):
+            return rule
+    return None
+
+
+
+def check_permission(session, name, tool_input):
+    """Decide one tool call before it runs: ("allow" | "deny" | "ask", reason)."""
+    if session.plan_mode and not plan_mode_allows(name, tool_input):
+        return "deny", (f"Denied: plan mode is on, and {name} may change things. Only reading tools "
+                        "and read-only bash run now. Finish the plan and submit it with exit_plan_mode.")
+    if name == "bash":
+        danger = catastrophic_reason(tool_input["command"])
+        if danger:
+            return "deny", f"Denied: this command {danger}. It is never allowed, in any mode."
+    rules = session.settings.get("permissions", {})
+    for decision in ("deny", "ask", "allow"):
+        rule = matching_rule(rules.get(decision, []), name, tool_input, decision)
+        if rule:
+            return decision, f"Denied by the rule {rule!r} in .agent/settings.json." if decision == "deny" else f"rule {rule!r}"
+    if session.mode == "bypass":
+        return "allow", "bypass mode"
+    if name in SAFE_TOOLS or (name == "bash" and is_read_only(tool_input["command"])):
+        return "allow", "changes nothing"
+    if session.mode == "accept_edits" and name in EDIT_TOOLS:
+        return "allow", "accept_edits mode"
+    return "ask", f"{session.mode} mode asks before this"
+
+
+def ask_permission(session, block):
+    """Show the call and read one line: y once, a always, anything else no."""
+    show(f"? allow {call_summary(block)}", 2)
+    answer = read_line("    [y] yes  [a] always (saved to .agent/settings.json)  [n] no: ")
+    answer = (answer or "").strip().lower()
+    if answer == "a":
+        rule = f"{block['name']}({glob.escape(rule_subject(block['name'], block['input']))})"
+        try:
+            remember_rule(session, rule)
+            show(f"saved: allow {rule}", 4)
+        except (SettingsError, OSError) as error:
+            show(f"could not save the rule ({error}); allowed this once", 4)
+    if answer in ("y", "a"):
+        return "allow", "the user said yes"
+    return "deny", "The user denied this call. Do not try it again as it is; ask the user, or find another way."
+
+
+def remember_rule(session, rule):
+    """Add an allow rule to the settings file, keeping everything else in it."""
+    settings = load_settings(session.workdir)
+    settings.setdefault("permissions", {}).setdefault("allow", []).append(rule)
+    write_atomically(settings_path(session.workdir), json.dumps(settings, indent=2) + "\n")
+    session.settings = settings
+
+
+def command_mode(session, argument):
+    """/mode shows the permission mode; /mode NAME switches to it."""
+    if argument in MODES:
+        session.mode = argument
+    elif argument:
+        show(f"unknown mode {argument!r}; the modes are: {', '.join(MODES)}")
+        return
+    show(f"mode: {session.mode}   (modes: {', '.join(MODES)})")
+
+
+# ======================================================================
+# HOOKS                                                       (new in s04)
+# ======================================================================
+
+HOOK_EVENTS = ("UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop")
+HOOK_TIMEOUT = 10  # seconds a command hook may run
+STOP_HOOK_LIMIT = 3  # Stop hooks may send the model back at most this often in a row
+
+
+class HookError(Exception):
+    """A hook that failed: reported to the user, then skipped."""
+
+
+@dataclass
+class Hook:
+    event: str
+    run: object  # a function: event (dict) -> None, or a decision (dict)
+    matcher: str = "*"  # tool events: a tool name or a regex; "*" matches all
+    label: str = ""
+
+
+def add_hook(session, event, function, matcher="*"):
+    """Register a Python function as a hook. The whole API of this chapter.
+
+    The function gets the event as a dict and returns None to go on, or a
+    decision: {"decision": "block", "reason": "..."}, {"decision": "allow"}
+    (PreToolUse: skip asking the user), or {"context": "..."} (text for the
+    model: after the prompt, or after a tool's result).
+    """
+    if event not in HOOK_EVENTS:
+        raise ValueError(f"unknown hook event {event!r}; the events are: {', '.join(HOOK_EVENTS)}")
+    if matcher not in ("*", ""):
+        re.compile(matcher)  # a bad regex fails here, not in the middle of a session
+    session.hooks.append(Hook(event, function, matcher, getattr(function, "__name__", "hook")))
+
+
+def command_hook(command, timeout=HOOK_TIMEOUT):
+    """A hook that runs a shell command: the event as JSON on stdin."""
+    def run(event):
+        env = {k: v for k, v in os.environ.items() if k not in SECRET_VARIABLES}
+        try:
+            done = subprocess.run(command, shell=True, cwd=event["cwd"], env=env, input=json.dumps(event),
+                                  capture_output=True, text=True, errors="replace", timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise HookError(f"timed out after {timeout} seconds") from None
+        if done.returncode == 2:
+            return {"decision": "block", "reason": done.stderr.strip() or "blocked by a hook"}
+        if done.returncode != 0:
+            raise HookError(f"exit code {done.returncode}: {done.stderr.strip()[:300]}")
+        if not done.stdout.strip():
+            return None
+        try:
+            return json.loads(done.stdout)
+        except json.JSONDecodeError:
+            raise HookError(f"exit code 0, but its output is not JSON: {done.stdout.strip()[:100]!r}") from None
+    return run
+
+
+def load_command_hooks(session):
+    """The command hooks in .agent/settings.json: {"hooks": {EVENT: [{matcher, command, timeout}]}}."""
+    where = settings_path(session.workdir)
+    hooks = session.settings.get("hooks", {})
+    if not isinstance(hooks, dict):
+        raise SettingsError(f'{where}: "hooks" must be an object of events')
+    for event, entries in hooks.items():
+        if event not in HOOK_EVENTS:
+            raise SettingsError(f"{where}: unknown hook event {event!r}; the events are: {', '.join(HOOK_EVENTS)}")
+        for entry in entries if isinstance(entries, list) else [None]:
+            if not isinstance(entry, dict) or not isinstance(entry.get("command"), str) or set(entry) - {"matcher", "command", "timeout"}:
+                raise SettingsError(f'{where}: each {event} hook must be {{"command": "...", "matcher": "...", "timeout": N}}')
+            timeout = entry.get("timeout", HOOK_TIMEOUT)
+            if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
+                raise SettingsError(f"{where}: the timeout of a {event} hook must be a positive number")
+            try:
+                add_hook(session, event, command_hook(entry["command"], timeout), entry.get("matcher", "*"))
+            except (re.error, TypeError):
+                raise SettingsError(f"{where}: the matcher {entry.get('matcher')!r} of a {event} hook is not a regex") from None
+            session.hooks[-1].label = entry["command"][:60]
+
+
+def run_hooks(session, event_name, **details):
+    """Run the hooks of one event, in order; return what they decided together.
+
+    The first "block" wins. Contexts add up. A hook that fails is reported and
+    skipped: a broken hook must not break the session.
+    """
+    event = {"hook_event_name": event_name, "cwd": str(session.workdir), **details}
+    outcome = {"decision": None, "reason": "", "context": ""}
+    for hook in session.hooks:
+        tool = details.get("tool_name")
+        if hook.event != event_name or (tool and hook.matcher not in ("*", "") and not re.fullmatch(hook.matcher, tool)):
+            continue
+        try:
+            decision = hook.run(copy.deepcopy(event)) or {}
+            if not isinstance(decision, dict) or decision.get("decision") not in (None, "block", "allow"):
+                raise HookError(f"a decision must be None or a dict with decision block or allow, not {decision!r}")
+        except Exception as error:  # HookError, or a bug in a Python hook
+            show(f"hook error ({event_name}, {hook.label}): {error}", 2)
+            continue
+        if decision.get("context"):
+            outcome["context"] = (outcome["context"] + "\n" + str(decision["context"])).strip()
+        if decision.get("decision") == "block":
+            return {**outcome, "decision": "block", "reason": str(decision.get("reason") or "blocked by a hook")}
+        if decision.get("decision") == "allow":
+            outcome["decision"] = "allow"
+    return outcome
+
+
+def hook_text(event_name, text):
+    """How a hook's words reach the model: marked, so it can tell them from the user's."""
+    return f'<hook event="{event_name}">{text}</hook>'
+
+
+def log_tool_call(event):
+    """The example hook: one line per tool call in .agent/tool-calls.log."""
+    log = Path(event["cwd"]) / ".agent" / "tool-calls.log"
+    log.parent.mkdir(exist_ok=True)
+    with open(log, "a", encoding="utf-8") as file:
+        file.write(f"{event['tool_name']} {json.dumps(event['tool_input'])}\n")
+
+
+# ======================================================================
+# THE TODO LIST                                               (new in s05)
+# ======================================================================
+
+TODO_STATUSES = ("pending", "in_progress", "completed")
+TODO_FIELDS = ("content", "status", "activeForm")
+TODO_LIMIT = 20
+TODO_MARKS = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}
+REMINDER_ROUNDS = 3  # tool rounds without a todo update before the reminder
+REMINDER = {"type": "text", "text": "<reminder>Update your todos.</reminder>"}
+
+TODO_TOOL = {
+    "name": "todo_write",
+    "description": (
+        "Write your todo list. Send the whole list every time: it replaces the old one. "
+        "Use it to plan work of more than two steps and to keep statuses current. "
+        "At most one item may be in_progress."
+    ),
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "todos": {
+                "type": "array",
+                "description": f"The whole list, at most {TODO_LIMIT} items.",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "content": {"type": "string", "description": "What to do, in the imperative: 'Run the tests'."},
+                        "status": {"type": "string", "enum": list(TODO_STATUSES)},
+                        "activeForm": {"type": "string", "description": "Shown while in progress: 'Running the tests'."},
+                    },
+                    "required": ["content", "status"],
+                },
+            }
+        },
+        "required": ["todos"],
+    },
+}
+
+
+def parse_todo_string(text):
+    """Some models send the list as a string. Accept a JSON array, then a Python
+    literal (ast.literal_eval only reads literals: nothing in it can run).
+    Never eval()."""
+    for parse in (json.loads, ast.literal_eval):
+        try:
+            value = parse(text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+        if isinstance(value, list):
+            return value
+    raise ToolError("todos must be a list of items; this string is not a JSON array.")
+
+
+def validate_todos(todos):
+    """The checked list, or ToolError naming the item and the rule. Changes nothing."""
+    if isinstance(todos, str):
+        todos = parse_todo_string(todos)
+    if not isinstance(todos, list):
+        raise ToolError("todos must be a list of items.")
+    if len(todos) > TODO_LIMIT:
+        raise ToolError(f"A todo list holds at most {TODO_LIMIT} items; this one has {len(todos)}.")
+    checked = []
+    for number, item in enumerate(todos, 1):
+        if not isinstance(item, dict):
+            raise ToolError(f"Item {number} must be an object with content and status.")
+        unknown = [key for key in item if key not in TODO_FIELDS]
+        if unknown:
+            raise ToolError(f"Item {number} has an unknown field {unknown[0]!r}; the fields are {', '.join(TODO_FIELDS)}.")
+        if not isinstance(item.get("content"), str) or not item["content"].strip():
+            raise ToolError(f"Item {number} needs a non-empty content.")
+        if item.get("status") not in TODO_STATUSES:
+            raise ToolError(f"Item {number} has status {item.get('status')!r}; the statuses are {', '.join(TODO_STATUSES)}.")
+        if "activeForm" in item and (not isinstance(item["activeForm"], str) or not item["activeForm"].strip()):
+            raise ToolError(f"Item {number} has an activeForm that is not a non-empty string.")
+        checked.append({**item, "content": item["content"].strip()})
+    busy = [number for number, item in enumerate(checked, 1) if item["status"] == "in_progress"]
+    if len(busy) > 1:
+        raise ToolError(f"Items {', '.join(map(str, busy))} are all in_progress; at most one item may be in progress.")
+    return checked
+
+
+def render_todos(todos):
+    lines = [f"{TODO_MARKS[item['status']]} "
+             f"{item.get('activeForm', item['content']) if item['status'] == 'in_progress' else item['content']}"
+             for item in todos]
+    done = sum(item["status"] == "completed" for item in todos)
+    return "\n".join(lines + [f"({done}/{len(todos)} completed)"])
+
+
+def todo_write(session, todos):
+    """Validate the whole new list first; only then replace the old one."""
+    session.todos = validate_todos(todos)
+    return render_todos(session.todos)
+
+
+def todo_reminder(session, tool_uses, results):
+    """Count one tool round; on the third without a todo update, return the reminder.
+
+    A todo_write that failed validation is not an update. Several tool_use
+    blocks in one turn are one round.
+    """
+    updated = any(block["name"] == "todo_write" and not result.get("is_error")
+                  for block, result in zip(tool_uses, results))
+    session.rounds_since_todo = 0 if updated else session.rounds_since_todo + 1
+    if session.rounds_since_todo < REMINDER_ROUNDS:
+        return []
+    session.rounds_since_todo = 0
+    show(REMINDER["text"], 2)
+    return [dict(REMINDER)]
+
+
+def command_todos(session, argument):
+    """/todos shows the current todo list."""
+    show(render_todos(session.todos))
+
+
+# ======================================================================
+# PLAN MODE                                                   (new in s06)
+# ======================================================================
+
+PLAN_MODE_HIDDEN = {"write_file", "edit_file", "enter_plan_mode"}  # not offered in plan mode
+PLAN_MODE_ENTERED = (
+    "<reminder>Plan mode is on. Do not change anything yet: no write_file, no edit_file, "
+    "and bash only for commands that read. The harness refuses every other call.\n"
+    "Work like this:\n"
+    "1. Explore: read the code the task touches.\n"
+    "2. Design: decide on the change, step by step.\n"
+    "3. Ask: if something is unclear, ask the user and stop.\n"
+    "4. Submit: call exit_plan_mode with the plan as markdown. The user approves it, "
+    "answers with feedback, or rejects it.</reminder>"
+)
+PLAN_MODE_STILL_ON = "<reminder>Plan mode is still on: read and plan only, then submit the plan with exit_plan_mode.</reminder>"
+PLAN_MODE_ENDED = "<reminder>Plan mode has ended: the user approved the plan. You may change files now.</reminder>"
+
+ENTER_PLAN_TOOL = {
+    "name": "enter_plan_mode",
+    "description": "Switch to plan mode before a large or unclear change: explore and plan without changing anything, then submit the plan with exit_plan_mode.",
+    "input_schema": {"type": "object", "properties": {}},
+}
+EXIT_PLAN_TOOL = {
+    "name": "exit_plan_mode",
+    "description": "In plan mode: submit your plan to the user for approval. Work starts only if the user approves.",
+    "input_schema": {
+        "type": "object",
+        "properties": {"plan": {"type": "string", "description": "The plan, in markdown."}},
+        "required": ["plan"],
+    },
+}
+
+
+def new_session_id():
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+def plan_mode_allows(name, tool_input):
+    """In plan mode, only calls that change nothing run."""
+    if name == "bash":
+        return is_read_only(tool_input["command"])
+    return name not in PLAN_MODE_HIDDEN
+
+
+def tools_for(session):
+    """The tools offered to the model: in plan mode, none that change things."""
+    if session.plan_mode:
+        return [tool for tool in TOOLS if tool["name"] not in PLAN_MODE_HIDDEN]
+    return TOOLS
+
+
+def enter_plan(session):
+    """Turn plan mode on; the full instructions go with the next user turn."""
+    session.plan_mode = True
+    session.notes.append(PLAN_MODE_ENTERED)
+    show("[Plan mode is on: the model may read and plan, not change anything.]")
+
+
+def enter_plan_mode(session):
+    """The tool: takes effect at once, without asking, since it only restricts."""
+    enter_plan(session)
+    return "Plan mode is on. Explore, then submit your plan with exit_plan_mode."
+
+
+def plan_file(session):
+    safe_id = re.sub(r"[^A-Za-z0-9_-]", "_", session.session_id)[:100] or "session"
+    return Path(session.workdir) / ".agent" / "plans" / f"plan-{safe_id}.md"
+
+
+def exit_plan_mode(session, plan):
+    """The tool: show the plan, and let the user approve, answer, or reject it."""
+    if not session.plan_mode:
+        raise ToolError("Plan mode is not on, so there is no plan to submit. Go ahead with the task.")
+    if not plan.strip():
+        raise ToolError("The plan is empty. Write the plan in markdown and submit it again.")
+    show("Plan:", 2)
+    show(plan, 4)
+    answer = (read_line("  Approve this plan? [y] yes, start  [n] no  or type feedback: ") or "").strip()
+    if answer.lower() in ("", "n", "no"):
+        session.plan_rejected = True
+        raise ToolError("The user rejected the plan. Plan mode stays on. Stop here and wait for the user.")
+    if answer.lower() not in ("y", "yes"):
+        session.notes.append(answer)
+        raise ToolError("The user did not approve the plan; their feedback follows. "
+                        "Plan mode stays on: revise the plan and submit it again with exit_plan_mode.")
+    session.plan_mode = False
+    session.notes.append(PLAN_MODE_ENDED)
+    target = plan_file(session)
+    try:
+        write_atomically(target, plan.rstrip("\n") + "\n")
+        saved = f"The plan is saved in {shown(session.workdir, target)}."
+    except OSError as error:
+        saved = f"The plan could not be saved ({error.strerror}), but it is approved all the same."
+    show(f"[Plan approved; plan mode is off. {saved}]")
+    return f"The user approved the plan. Plan mode is off: start the work now. {saved}\n\n{plan}"
+
+
+def take_notes(session):
+    """The text blocks waiting for the next user turn (plan-mode news, feedback)."""
+    notes, session.notes = session.notes, []
+    return [{"type": "text", "text": note} for note in notes]
+
+
+def command_plan(session, argument):
+    """/plan shows plan mode; /plan TASK turns it on and sends TASK."""
+    if not argument:
+        show(f"plan mode: {'on' if session.plan_mode else 'off'}   (/plan TASK to plan a task)")
+        return
+    if not session.plan_mode:
+        enter_plan(session)
+    run_turn(session, argument)
+
+
+def newest_plan(workdir):
+    plans = sorted((Path(workdir) / ".agent" / "plans").glob("plan-*.md"), key=lambda path: path.stat().st_mtime)
+    return plans[-1] if plans else None
+
+
+# ======================================================================
+# RUNNING A TOOL CALL                                     (changed in s06)
+# ======================================================================
+
+TOOLS = [BASH_TOOL, *FILE_TOOLS, TODO_TOOL, ENTER_PLAN_TOOL, EXIT_PLAN_TOOL]
+
+# The dispatch map: a tool's name to the function that runs it.
+TOOL_HANDLERS = {
+    "bash": lambda workdir, command: run_bash(command, workdir),
+    "read_file": read_file,
+    "write_file": write_file,
+    "edit_file": edit_file,
+    "glob": glob_files,
+    "todo_write": todo_write,
+    "enter_plan_mode": enter_plan_mode,
+    "exit_plan_mode": exit_plan_mode,
+}
+SESSION_TOOLS = {"todo_write", "enter_plan_mode", "exit_plan_mode"}  # tools that act on the session, not on files: they get the session
+
+
+def run_tool(session, block):
+    """Run one tool_use block and return its tool_result. Never raises."""
+    name, tool_input = block["name"], block["input"]
+    try:
+        handler = TOOL_HANDLERS.get(name)
+        if handler is None:
+            raise ToolError(f"There is no tool named {name!r}. The tools are: {', '.join(TOOL_HANDLERS)}.")
+        schema = next(tool["input_schema"] for tool in TOOLS if tool["name"] == name)
+        problem = input_problem(name, schema, tool_input)
+        if problem:
+            raise ToolError(problem)
+        hooked = run_hooks(session, "PreToolUse", tool_name=name, tool_input=tool_input)
+        if hooked["decision"] == "block":
+            raise ToolError(f"Blocked by a PreToolUse hook: {hooked['reason']}")
+        decision, reason = check_permission(session, name, tool_input)
+        if decision == "ask" and hooked["decision"] == "allow":
+            decision = "allow"  # a hook may spare the user the question, but never lift a deny
+        if decision == "ask":
+            decision, reason = ask_permission(session, block)
+        if decision == "deny":
+            raise ToolError(reason)
+        content = handler(session if name in SESSION_TOOLS else session.workdir, **tool_input)
+        hooked = run_hooks(session, "PostToolUse", tool_name=name, tool_input=tool_input, tool_response=content)
+        feedback = hooked["context"] or hooked["reason"]
+        if feedback:
+            content += "\n" + hook_text("PostToolUse", feedback)
+        return tool_result(block["id"], content)
+    except ToolError as error:
+        return tool_result(block["id"], str(error), is_error=True)
+    except Exception as error:  # a bug in a tool must not end the session
+        return tool_result(block["id"], f"The tool failed: {type(error).__name__}: {error}", is_error=True)
+
+
+# ======================================================================
+# THE SCRIPTED MODEL
+# ======================================================================
+# A stand-in for anthropic.Anthropic(): client.messages.create(...) returns
+# the next turn of a script as a real anthropic.types.Message.
+
+class ScriptError(Exception):
+    """A script file that cannot be used."""
+
+
+def load_script(path):
+    """Read a script ({"prompt", "turns"}) or a trace (one JSON line per call)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise ScriptError(f"cannot read {path}: {error.strerror}") from None
+    try:
+        script = json.loads(text)
+    except json.JSONDecodeError:
+        try:  # a trace: replay its responses in order
+            calls = [json.loads(line) for line in text.splitlines() if line.strip()]
+            script = {"prompt": text_of(calls[0]["request"]["messages"][0]),
+                      "turns": [{"response": call["response"]} for call in calls]}
+        except (json.JSONDecodeError, LookupError, TypeError, AttributeError):
+            raise ScriptError(f"{path} is neither a script (JSON) nor a trace (JSON lines)") from None
+    if not isinstance(script, dict) or not isinstance(script.get("turns"), list):
+        raise ScriptError(f"{path}: a script is an object with a list of 'turns'")
+    for number, turn in enumerate(script["turns"], 1):
+        try:
+            make_message(turn, "test-model", iter(range(1, 1000)), number)
+        except Exception as error:
+            raise ScriptError(f"{path}: turn {number} is not a valid model turn ({error})") from None
+    return script
+
+
+def make_message(turn, model, tool_numbers, message_number):
+    """Build the real Message for one script turn."""
+    if "response" in turn:  # recorded by --trace: replay it as it was
+        return Message.model_validate(turn["response"])
+    content = []
+    for block in turn["content"]:
+        block = dict(block)
+        if block["type"] == "tool_use" and "id" not in block:
+            block["id"] = f"toolu_{next(tool_numbers):02d}"
+        content.append(block)
+    has_tool_use = any(block["type"] == "tool_use" for block in content)
+    return Message.model_validate({
+        "id": f"msg_{message_number:02d}", "type": "message", "role": "assistant",
+        "model": model, "content": content,
+        "stop_reason": turn.get("stop_reason", "tool_use" if has_tool_use else "end_turn"),
+        "stop_sequence": None, "usage": {"input_tokens": 0, "output_tokens": 0},
+    })
+
+
+def text_of(message):
+    """All the text in one message: text blocks and tool_result contents."""
+    if isinstance(message["content"], str):
+        return message["content"]
+    parts = []
+    for block in message["content"]:
+        inner = block.get("content", block.get("text", ""))
+        if isinstance(inner, list):
+            inner = "\n".join(part.get("text", "") for part in inner)
+        parts.append(inner)
+    return "\n".join(parts)
+
+
+class ScriptedModel:
+    def __init__(self, script):
+        self.script = script
+        self.position = 0  # the next turn to consider
+        self.calls = 0
+        self.tool_numbers = iter(range(1, 10_000))
+        self.messages = SimpleNamespace(create=self.create)
+
+    def create(self, *, model, messages, **request):
+        self.calls += 1
+        newest = text_of(messages[-1]) if messages else ""
+        turns = self.script["turns"]
+        while self.position < len(turns):
+            turn = turns[self.position]
+            self.position += 1
+            if turn.get("when", "") in newest:
+                return make_message(turn, model, self.tool_numbers, self.calls)
+        ending = {"content": [{"type": "text", "text": "(The script has no more turns: this is where the recorded session ended.)"}]}
+        return make_message(ending, model, self.tool_numbers, self.calls)
+
+
+# ======================================================================
+# CALLING THE MODEL                                       (changed in s06)
+# ======================================================================
+
+def build_request(session):
+    return {
+        "model": session.model,
+        "max_tokens": MAX_TOKENS,
+        "system": system_prompt(session.workdir),
+        "tools": tools_for(session),
+        "messages": session.messages,
+    }
+
+
+def call_model(session, request):
+    """One model call. With --trace, append exactly what was sent and received."""
+    response = session.client.messages.create(**request)
+    if session.trace:
+        record = {"request": request, "response": response.to_dict(mode="json")}
+        with open(session.trace, "a", encoding="utf-8") as trace:
+            trace.write(json.dumps(record) + "\n")
+    return response
+
+
+def block_to_dict(block):
+    """A response block as the plain dict the API takes back in `messages`."""
+    if block.type == "text":
+        return {"type": "text", "text": block.text}
+    if block.type == "tool_use":
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    return block.to_dict(mode="json")
+
+
+def describe_api_error(error):
+    """One line a learner can act on."""
+    if isinstance(error, anthropic.APIConnectionError):
+        return "could not reach the API. Check the network, a proxy, or ANTHROPIC_BASE_URL."
+    if isinstance(error, anthropic.APIStatusError):
+        hint = {
+            401: "Check ANTHROPIC_API_KEY.",
+            403: "This key may not use this model.",
+            404: "Check MODEL_ID and ANTHROPIC_BASE_URL.",
+            429: "Rate limited: wait a moment and try again.",
+            529: "The API is overloaded: try again in a moment.",
+        }.get(error.status_code, "Try again, or check the request.")
+        message = error.api_message or "no details"
+        return f"{error.status_code} {message}. {hint}"
+    return f"{type(error).__name__}: {error}"
+
+
+# ======================================================================
+# THE SESSION                                             (changed in s06)
+# ======================================================================
+
+@dataclass
+class Session:
+    client: object
+    model: str
+    workdir: Path
+    trace: Path | None = None
+    messages: list = field(default_factory=list)
+    mode: str = "default"  # the permission mode
+    settings: dict = field(default_factory=dict)  # .agent/settings.json
+    hooks: list = field(default_factory=list)  # Hook objects, in the order they run
+    todos: list = field(default_factory=list)  # the model's todo list
+    rounds_since_todo: int = 0  # tool rounds since the last todo_write that passed
+    session_id: str = field(default_factory=new_session_id)
+    plan_mode: bool = False  # a flag beside the permission mode, not one of its values
+    plan_rejected: bool = False  # the user said no: end the turn without another model call
+    notes: list = field(default_factory=list)  # texts for the next user turn
+
+
+def add_user_blocks(messages, blocks):
+    """Add blocks to the user turn at the end of the history, or start one.
+
+    Roles must alternate. After an interrupted turn the history can already end
+    with a user turn; the next prompt then joins it instead of following it.
+    """
+    if messages and messages[-1]["role"] == "user":
+        messages[-1]["content"].extend(blocks)
+    else:
+        messages.append({"role": "user", "content": list(blocks)})
+
+
+def show(text, indent=0):
+    pad = " " * indent
+    print("\n".join(pad + line for line in str(text).splitlines()) or pad, flush=True)
+
+
+def call_summary(block):
+    """bash: ls -la  (the tool and its first argument, for the screen)."""
+    tool_input = block["input"]
+    first = next(iter(tool_input.values()), "") if isinstance(tool_input, dict) and tool_input else tool_input
+    if isinstance(first, list):
+        first = f"[{len(first)} items]"
+    text = first if isinstance(first, str) else json.dumps(first)
+    return f"{block['name']}: {text.splitlines()[0] if text.strip() else text}"[:160]
+
+
+
+
+def preview(text, lines=6):
+    """The first few lines of a tool result, for the screen (the model gets all)."""
+    kept = text.splitlines()[:lines]
+    more = len(text.splitlines()) - len(kept)
+    return "\n".join(kept) + (f"\n... ({more} more lines)" if more > 0 else "")
+
+
+# ======================================================================
+# THE AGENT LOOP                                          (changed in s06)
+# ======================================================================
+
+STOP_MESSAGES = {
+    "max_tokens": f"[The reply was cut off at max_tokens ({MAX_TOKENS}).]",
+    "refusal": "[The model declined to continue.]",
+    "model_context_window_exceeded": "[The conversation no longer fits the model's context window.]",
+    "pause_turn": "[The model paused its turn.]",
+}
+
+
+def run_tools(session, tool_uses):
+    """Run each tool_use in order; return one tool_result for each.
+
+    If Ctrl-C stops a tool, every call still gets a result, so that the
+    history stays valid, and the interrupt goes on up to the caller.
+    """
+    results = []
+    try:
+        for block in tool_uses:
+            show(f"> {call_summary(block)}", 2)
+            result = run_tool(session, block)
+            show(("error: " if result.get("is_error") else "") + preview(result["content"]), 4)
+            results.append(result)
+    except KeyboardInterrupt:
+        for block in tool_uses[len(results):]:
+            results.append(tool_result(block["id"], "Interrupted by the user.", is_error=True))
+        add_user_blocks(session.messages, results)
+        raise
+    return results
+
+
+def agent_loop(session):
+    """Call the model until it stops asking for tools; return its last text."""
+    sent_back = 0  # how often Stop hooks sent the model back to work, in a row
+    while True:
+        response = call_model(session, build_request(session))
+        content = [block_to_dict(block) for block in response.content]
+        if content:  # the API refuses an empty assistant turn in the history
+            session.messages.append({"role": "assistant", "content": content})
+        text = "\n".join(block["text"] for block in content if block["type"] == "text")
+        if text:
+            show(text)
+        tool_uses = [block for block in content if block["type"] == "tool_use"]
+        if response.stop_reason == "tool_use" and tool_uses:
+            results = run_tools(session, tool_uses)
+            add_user_blocks(session.messages, results + todo_reminder(session, tool_uses, results) + take_notes(session))
+            if session.plan_rejected:  # the user said no to the plan: the turn ends here
+                session.plan_rejected = False
+                return text
+            continue
+        if tool_uses:  # a tool call in a reply that did not stop for tools: do not run it
+            add_user_blocks(session.messages, [
+                tool_result(block["id"], f"Not run: the reply stopped with {response.stop_reason}.", is_error=True)
+                for block in tool_uses])
+        if response.stop_reason not in ("end_turn", "tool_use", "stop_sequence"):
+            show(STOP_MESSAGES.get(response.stop_reason, f"[The model stopped: {response.stop_reason}.]"))
+            return text
+        hooked = run_hooks(session, "Stop", stop_hook_active=sent_back > 0, last_message=text)
+        if hooked["decision"] == "block" and sent_back < STOP_HOOK_LIMIT:
+            sent_back += 1
+            show(f"[A Stop hook sends the model back to work: {hooked['reason']}]")
+            add_user_blocks(session.messages, [{"type": "text", "text": hook_text("Stop", hooked["reason"])}])
+            continue
+        if hooked["decision"] == "block":
+            show(f"[A Stop hook asked again; after {STOP_HOOK_LIMIT} times in a row the turn ends anyway.]")
+        return text
+
+
+def run_turn(session, prompt):
+    """Send one user prompt and work until the model is done. True if it finished."""
+    before = copy.deepcopy(session.messages)
+    hooked = run_hooks(session, "UserPromptSubmit", prompt=prompt)
+    if hooked["decision"] == "block":
+        show(f"[A UserPromptSubmit hook blocked this prompt: {hooked['reason']}]")
+        return False
+    blocks = [{"type": "text", "text": prompt}]
+    if hooked["context"]:
+        blocks.append({"type": "text", "text": hook_text("UserPromptSubmit", hooked["context"])})
+    if session.plan_mode and not session.notes:
+        session.notes.append(PLAN_MODE_STILL_ON)
+    add_user_blocks(session.messages, blocks + take_notes(session))
+    try:
+        agent_loop(session)
+        return True
+    except anthropic.AnthropicError as error:
+        show(f"API error: {describe_api_error(error)}")
+    except KeyboardInterrupt:
+        show("[Interrupted.]")
+    if [m["role"] for m in session.messages].count("assistant") == [m["role"] for m in before].count("assistant"):
+        session.messages[:] = before  # the model never answered: forget the prompt, it can be sent again
+    return False
+
+
+# ======================================================================
+# THE COMMAND LINE                                        (changed in s06)
+# ======================================================================
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(prog=f"python {CHAPTER}/code.py", description=__doc__.splitlines()[0])
+    parser.add_argument("prompt", nargs="?", help="run this one prompt and exit (default: a REPL)")
+    parser.add_argument("--offline", action="store_true", help="use the scripted model even if a key is set")
+    parser.add_argument("--script", type=Path, default=HERE / "scenario.json", help="the script (or a trace) the scripted model plays")
+    parser.add_argument("--trace", type=Path, help="append every model call to this file, one JSON line each")
+    parser.add_argument("--workdir", type=Path, help="where the tools act (offline default: a fresh copy of workspace/)")
+    parser.add_argument("--mode", choices=MODES, default="default", help="the permission mode (default: %(default)s)")
+    parser.add_argument("--plan", action="store_true", help="start in plan mode")
+    return parser.parse_args(argv)
+
+
+def has_key():
+    return bool(os.environ.get("ANTHROPIC_API_KEY")) or bool(
+        os.environ.get("ANTHROPIC_AUTH_TOKEN") and os.environ.get("ANTHROPIC_BASE_URL"))
+
+
+def make_session(args):
+    """The client (live or scripted), the workdir, and the banner lines."""
+    offline = args.offline or not has_key()
+    if offline:
+        script = load_script(args.script)
+        client = ScriptedModel(script)
+        model = "scripted-model"
+        why = "--offline" if args.offline else "no ANTHROPIC_API_KEY"
+        banner = [f"{CHAPTER} · offline ({why}): the scripted model plays {args.script}"]
+        if script.get("prompt"):
+            banner.append(f"the script was written for: {script['prompt']}")
+    else:
+        client = anthropic.Anthropic()
+        model = os.environ.get("MODEL_ID") or DEFAULT_MODEL
+        banner = [f"{CHAPTER} · live: {model} at {client.base_url}"]
+    if args.workdir:
+        workdir = args.workdir.resolve()
+        workdir.mkdir(parents=True, exist_ok=True)
+    elif offline:
+        workdir = Path(tempfile.mkdtemp(prefix=f"{PROMPT_LABEL}-"))
+        shutil.copytree(HERE / "workspace", workdir, dirs_exist_ok=True)
+        workdir = workdir.resolve()
+    else:
+        workdir = Path.cwd().resolve()
+    banner.append(f"workdir: {workdir}")
+    settings = load_settings(workdir)
+    banner.append(f"mode: {args.mode}   (/mode to see or switch)")
+    session = Session(client=client, model=model, workdir=workdir, trace=args.trace,
+                      mode=args.mode, settings=settings)
+    add_hook(session, "PreToolUse", log_tool_call)
+    load_command_hooks(session)
+    banner.append("hooks: " + ", ".join(f"{hook.event}[{hook.matcher}]" for hook in session.hooks))
+    banner.append(f"session: {session.session_id}")
+    if newest_plan(workdir):
+        banner.append(f"newest plan: {shown(workdir, newest_plan(workdir))}")
+    return session, banner
+
+
+def read_line(prompt):
+    """One line from the user; None at EOF."""
+    try:
+        line = input(prompt)
+    except EOFError:
+        print()
+        return None
+    if not sys.stdin.isatty():
+  # piped input: echo it, so the transcript reads like a session
+        print(line)
+    return line
+
+
+
+COMMANDS = {"/mode": command_mode, "/todos": command_todos, "/plan": command_plan}
+
+
+def run_command(session, line):
+    """A REPL command such as /mode accept_edits."""
+    name, _, argument = line.partition(" ")
+    if name in COMMANDS:
+        COMMANDS[name](session, argument.strip())
+    else:
+        show(f"unknown command {name}; the commands are: {', '.join(COMMANDS)}")
+
+
+def repl(session):
+    while True:
+        try:
+            line = read_line(f"{PROMPT_LABEL} >> ")
+        except KeyboardInterrupt:  # Ctrl-C at the prompt clears the line
+            print()
+            continue
+        if line is None or line.strip() in ("q", "quit", "exit"):
+            return 0
+        if line.strip().startswith("/"):
+            run_command(session, line.strip())
+        elif line.strip():
+            run_turn(session, line.strip())
+
+
+def main(argv=None):
+    from dotenv import load_dotenv
+
+    load_dotenv()
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        session, banner = make_session(args)
+    except (ScriptError, SettingsError, OSError) as error:
+        print(f"{CHAPTER}: {error}", file=sys.stderr)
+        return 2
+    for line in banner:
+        show(line)
+    if args.plan:
+        enter_plan(session)
+    if args.prompt:
+        return 0 if run_turn(session, args.prompt) else 1
+    return repl(session)
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # the output went into `head` or the like, which closed early
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
