@@ -94,7 +94,6 @@ def input_problem(name, schema, tool_input):
     fields, and the type of each plain field (string, integer, boolean).
     Arrays and objects are checked by the tool that takes them.
     """
-
     if not isinstance(tool_input, dict):
         return f"The input of {name} must be a JSON object."
     fields = schema["properties"]
@@ -108,7 +107,6 @@ def input_problem(name, schema, tool_input):
         python_type = JSON_TYPES.get(wanted, object)
         if not isinstance(value, python_type) or (python_type is int and isinstance(value, bool)):
             return f"The field '{key}' of {name} must be of type {wanted}."
-
     return None
 
 
@@ -374,8 +372,6 @@ def call_summary(block):
     return f"{block['name']}: {text.splitlines()[0] if text.strip() else text}"[:160]
 
 
-
-
 def preview(text, lines=6):
     """The first few lines of a tool result, for the screen (the model gets all)."""
     kept = text.splitlines()[:lines]
@@ -513,7 +509,6 @@ def read_line(prompt):
   # piped input: echo it, so the transcript reads like a session
         print(line)
     return line
-
 
 
 def repl(session):

@@ -102,7 +102,6 @@ def input_problem(name, schema, tool_input):
     fields, and the type of each plain field (string, integer, boolean).
     Arrays and objects are checked by the tool that takes them.
     """
-
     if not isinstance(tool_input, dict):
         return f"The input of {name} must be a JSON object."
     fields = schema["properties"]
@@ -116,7 +115,6 @@ def input_problem(name, schema, tool_input):
         python_type = JSON_TYPES.get(wanted, object)
         if not isinstance(value, python_type) or (python_type is int and isinstance(value, bool)):
             return f"The field '{key}' of {name} must be of type {wanted}."
-
     return None
 
 
@@ -418,7 +416,6 @@ def parse_rule(rule):
         raise SettingsError(f"cannot parse the rule {rule!r}: write a tool name, or tool(pattern)")
     if match[1] not in TOOL_HANDLERS:
         raise SettingsError(f"the rule {rule!r} names no tool; the tools are: {', '.join(TOOL_HANDLERS)}")
-
     return match[1], match[2]
 
 
@@ -466,7 +463,6 @@ def rule_subject(name, tool_input):
     return os.path.normpath(subject) if field_name != "command" and subject else subject
 
 
-
 def matching_rule(rules, name, tool_input, decision):
     """The first rule that covers this call, or None.
 
@@ -487,7 +483,6 @@ def matching_rule(rules, name, tool_input, decision):
         if tool == name and (pattern is None or any(fnmatch.fnmatchcase(s, pattern) for s in subjects)):
             return rule
     return None
-
 
 
 def check_permission(session, name, tool_input):
@@ -1017,8 +1012,6 @@ def call_summary(block):
     return f"{block['name']}: {text.splitlines()[0] if text.strip() else text}"[:160]
 
 
-
-
 def preview(text, lines=6):
     """The first few lines of a tool result, for the screen (the model gets all)."""
     kept = text.splitlines()[:lines]
@@ -1182,7 +1175,6 @@ def read_line(prompt):
   # piped input: echo it, so the transcript reads like a session
         print(line)
     return line
-
 
 
 COMMANDS = {"/mode": command_mode, "/todos": command_todos}
