@@ -826,8 +826,8 @@ def agent_loop(session):
 def run_turn(session, prompt):
     """Send one user prompt and work until the model is done. True if it finished."""
     before = copy.deepcopy(session.messages)
-    add_user_blocks(session.messages, [{"type": "text", "text": prompt}])
     try:
+        add_user_blocks(session.messages, [{"type": "text", "text": prompt}])
         agent_loop(session)
         return True
     except anthropic.AnthropicError as error:
@@ -884,6 +884,8 @@ def make_session(args):
     else:
         workdir = Path.cwd().resolve()
     banner.append(f"workdir: {workdir}")
+    if args.trace:
+        open(args.trace, "a").close()  # a trace that cannot be written fails now, not mid-session
     settings = load_settings(workdir)
     banner.append(f"mode: {args.mode}   (/mode to see or switch)")
     session = Session(client=client, model=model, workdir=workdir, trace=args.trace,

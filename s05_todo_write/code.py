@@ -1089,15 +1089,15 @@ def agent_loop(session):
 def run_turn(session, prompt):
     """Send one user prompt and work until the model is done. True if it finished."""
     before = copy.deepcopy(session.messages)
-    hooked = run_hooks(session, "UserPromptSubmit", prompt=prompt)
-    if hooked["decision"] == "block":
-        show(f"[A UserPromptSubmit hook blocked this prompt: {hooked['reason']}]")
-        return False
-    blocks = [{"type": "text", "text": prompt}]
-    if hooked["context"]:
-        blocks.append({"type": "text", "text": hook_text("UserPromptSubmit", hooked["context"])})
-    add_user_blocks(session.messages, blocks)
     try:
+        hooked = run_hooks(session, "UserPromptSubmit", prompt=prompt)
+        if hooked["decision"] == "block":
+            show(f"[A UserPromptSubmit hook blocked this prompt: {hooked['reason']}]")
+            return False
+        blocks = [{"type": "text", "text": prompt}]
+        if hooked["context"]:
+            blocks.append({"type": "text", "text": hook_text("UserPromptSubmit", hooked["context"])})
+        add_user_blocks(session.messages, blocks)
         agent_loop(session)
         return True
     except anthropic.AnthropicError as error:
@@ -1154,6 +1154,8 @@ def make_session(args):
     else:
         workdir = Path.cwd().resolve()
     banner.append(f"workdir: {workdir}")
+    if args.trace:
+        open(args.trace, "a").close()  # a trace that cannot be written fails now, not mid-session
     settings = load_settings(workdir)
     banner.append(f"mode: {args.mode}   (/mode to see or switch)")
     session = Session(client=client, model=model, workdir=workdir, trace=args.trace,

@@ -1229,17 +1229,18 @@ def agent_loop(session):
 def run_turn(session, prompt):
     """Send one user prompt and work until the model is done. True if it finished."""
     before = copy.deepcopy(session.messages)
-    hooked = run_hooks(session, "UserPromptSubmit", prompt=prompt)
-    if hooked["decision"] == "block":
-        show(f"[A UserPromptSubmit hook blocked this prompt: {hooked['reason']}]")
-        return False
-    blocks = [{"type": "text", "text": prompt}]
-    if hooked["context"]:
-        blocks.append({"type": "text", "text": hook_text("UserPromptSubmit", hooked["context"])})
-    if session.plan_mode and not session.notes:
-        session.notes.append(PLAN_MODE_STILL_ON)
-    add_user_blocks(session.messages, blocks + take_notes(session))
+    notes_before = list(session.notes)
     try:
+        hooked = run_hooks(session, "UserPromptSubmit", prompt=prompt)
+        if hooked["decision"] == "block":
+            show(f"[A UserPromptSubmit hook blocked this prompt: {hooked['reason']}]")
+            return False
+        blocks = [{"type": "text", "text": prompt}]
+        if hooked["context"]:
+            blocks.append({"type": "text", "text": hook_text("UserPromptSubmit", hooked["context"])})
+        if session.plan_mode and not session.notes:
+            session.notes.append(PLAN_MODE_STILL_ON)
+        add_user_blocks(session.messages, blocks + take_notes(session))
         agent_loop(session)
         return True
     except anthropic.AnthropicError as error:
@@ -1248,6 +1249,7 @@ def run_turn(session, prompt):
         show("[Interrupted.]")
     if [m["role"] for m in session.messages].count("assistant") == [m["role"] for m in before].count("assistant"):
         session.messages[:] = before  # the model never answered: forget the prompt, it can be sent again
+        session.notes = notes_before  # and keep the plan-mode notes for the next prompt
     return False
 
 
@@ -1297,6 +1299,8 @@ def make_session(args):
     else:
         workdir = Path.cwd().resolve()
     banner.append(f"workdir: {workdir}")
+    if args.trace:
+        open(args.trace, "a").close()  # a trace that cannot be written fails now, not mid-session
     settings = load_settings(workdir)
     banner.append(f"mode: {args.mode}   (/mode to see or switch)")
     session = Session(client=client, model=model, workdir=workdir, trace=args.trace,
