@@ -1,0 +1,82 @@
+"""The live path: with a key set, a chapter talks HTTP to the API with the real SDK.
+
+No test may reach the real API, so a tiny Messages endpoint runs on loopback and
+ANTHROPIC_BASE_URL points the chapter at it. The chapter runs as a subprocess,
+without --offline, exactly as a learner with a key runs it.
+"""
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from support import CHAPTERS, PRESENT, clean_env, run_chapter
+
+KEY = "sk-ant-test-LIVEKEY-0123456789"
+
+
+def message(content, stop_reason):
+    return {"id": "msg_live", "type": "message", "role": "assistant", "model": "test-model",
+            "content": content, "stop_reason": stop_reason, "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 5}}
+
+
+REPLIES = [
+    message([{"type": "tool_use", "id": "toolu_live_1", "name": "bash", "input": {"command": "echo live"}}], "tool_use"),
+    message([{"type": "text", "text": "The command printed live."}], "end_turn"),
+]
+
+
+@pytest.fixture
+def endpoint():
+    """A loopback Messages API: records each request, answers with REPLIES in order."""
+    seen = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+            seen.append({"path": self.path, "headers": dict(self.headers), "body": body})
+            reply = json.dumps(REPLIES[min(len(seen), len(REPLIES)) - 1]).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(reply)))
+            self.end_headers()
+            self.wfile.write(reply)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("chapter", [CHAPTERS[0], PRESENT[-1]])
+def test_with_a_key_the_chapter_talks_to_the_api(chapter, endpoint, tmp_path):
+    base_url, seen = endpoint
+    trace = tmp_path / "trace.jsonl"
+    env = clean_env(ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=base_url, MODEL_ID="test-model")
+
+    mode = ["--mode", "bypass"] if chapter >= "s03" else []
+    done = run_chapter(chapter, "--workdir", str(tmp_path / "w"), "--trace", str(trace), *mode, "say live", env=env)
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == f"{chapter} · live: test-model at {base_url}"
+    assert [request["path"] for request in seen] == ["/v1/messages", "/v1/messages"]
+    assert [request["headers"]["Authorization"] for request in seen] == [f"Bearer {KEY}"] * 2
+    first, second = (request["body"] for request in seen)
+    assert first["model"] == "test-model"
+    assert first["messages"] == [{"role": "user", "content": [{"type": "text", "text": "say live"}]}]
+    assert second["messages"][1:] == [
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_live_1", "name": "bash", "input": {"command": "echo live"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_live_1", "content": "live\n[exit code: 0]"}]},
+    ]
+    # The trace holds exactly what was sent, and never the key.
+    recorded = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert [call["request"]["messages"] for call in recorded] == [first["messages"], second["messages"]]
+    assert KEY not in trace.read_text() and KEY not in done.stdout and KEY not in done.stderr
+    assert done.stdout.splitlines()[-1] == "The command printed live."
