@@ -376,7 +376,7 @@ def preview(text, lines=6):
     """The first few lines of a tool result, for the screen (the model gets all)."""
     kept = text.splitlines()[:lines]
     more = len(text.splitlines()) - len(kept)
-    return "\n".join(kept) + (f"\n... ({more} more lines)" if more > 0 else "")
+    return "\n".join(kept) + (f"\n... ({more} more line{'s' if more > 1 else ''})" if more > 0 else "")
 
 
 # ======================================================================
@@ -507,8 +507,7 @@ def read_line(prompt):
     except EOFError:
         print()
         return None
-    if not sys.stdin.isatty():
-  # piped input: echo it, so the transcript reads like a session
+    if not sys.stdin.isatty():  # piped input: echo it, so the transcript reads like a session
         print(line)
     return line
 

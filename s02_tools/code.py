@@ -238,12 +238,23 @@ def read_file(workdir, path, offset=1, limit=READ_LIMIT):
 
 
 def write_atomically(target, content):
-    """Write to a temporary file beside the target, then rename: never half a file."""
+    """Write to a temporary file beside the target, then rename: never half a file.
+
+    The new file keeps the old one's permissions (a script stays executable),
+    and its line endings are written as given.
+    """
     target.parent.mkdir(parents=True, exist_ok=True)
+    if target.exists():
+        mode = target.stat().st_mode & 0o7777
+    else:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
     handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as file:
             file.write(content)
+        os.chmod(temporary, mode)
         os.replace(temporary, target)
     except BaseException:
         os.unlink(temporary)
@@ -267,7 +278,8 @@ def edit_file(workdir, path, old_string, new_string, replace_all=False):
     if old_string == new_string:
         raise ToolError("old_string and new_string are the same: nothing would change.")
     try:
-        text = target.read_text(encoding="utf-8")
+        with open(target, encoding="utf-8", newline="") as file:  # newline="": keep \r\n as it is
+            text = file.read()
     except OSError as error:
         raise ToolError(f"Cannot read {path}: {error.strerror}.") from None
     except UnicodeDecodeError:
@@ -572,7 +584,7 @@ def preview(text, lines=6):
     """The first few lines of a tool result, for the screen (the model gets all)."""
     kept = text.splitlines()[:lines]
     more = len(text.splitlines()) - len(kept)
-    return "\n".join(kept) + (f"\n... ({more} more lines)" if more > 0 else "")
+    return "\n".join(kept) + (f"\n... ({more} more line{'s' if more > 1 else ''})" if more > 0 else "")
 
 
 # ======================================================================
@@ -703,8 +715,7 @@ def read_line(prompt):
     except EOFError:
         print()
         return None
-    if not sys.stdin.isatty():
-  # piped input: echo it, so the transcript reads like a session
+    if not sys.stdin.isatty():  # piped input: echo it, so the transcript reads like a session
         print(line)
     return line
 

@@ -241,12 +241,23 @@ def read_file(workdir, path, offset=1, limit=READ_LIMIT):
 
 
 def write_atomically(target, content):
-    """Write to a temporary file beside the target, then rename: never half a file."""
+    """Write to a temporary file beside the target, then rename: never half a file.
+
+    The new file keeps the old one's permissions (a script stays executable),
+    and its line endings are written as given.
+    """
     target.parent.mkdir(parents=True, exist_ok=True)
+    if target.exists():
+        mode = target.stat().st_mode & 0o7777
+    else:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
     handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as file:
             file.write(content)
+        os.chmod(temporary, mode)
         os.replace(temporary, target)
     except BaseException:
         os.unlink(temporary)
@@ -270,7 +281,8 @@ def edit_file(workdir, path, old_string, new_string, replace_all=False):
     if old_string == new_string:
         raise ToolError("old_string and new_string are the same: nothing would change.")
     try:
-        text = target.read_text(encoding="utf-8")
+        with open(target, encoding="utf-8", newline="") as file:  # newline="": keep \r\n as it is
+            text = file.read()
     except OSError as error:
         raise ToolError(f"Cannot read {path}: {error.strerror}.") from None
     except UnicodeDecodeError:
@@ -371,12 +383,14 @@ RULE_SUBJECT = {"bash": "command", "read_file": "path", "write_file": "path", "e
 # Commands that only read. Anything else, or any of these used to write, is not read-only.
 READ_ONLY_COMMANDS = {
     "ls", "cat", "head", "tail", "wc", "grep", "rg", "find", "pwd", "echo", "tree", "file",
-    "stat", "du", "df", "which", "diff", "cmp", "sort", "uniq", "cut", "tr", "basename",
-    "dirname", "realpath", "date", "whoami", "uname", "true", "false", "git",
+    "stat", "du", "df", "which", "diff", "cmp", "sort", "cut", "tr", "basename",
+    "dirname", "realpath", "whoami", "uname", "true", "false", "git",
 }
 READ_ONLY_GIT = {"status", "diff", "log", "show", "blame", "ls-files", "rev-parse"}
+# Options that make a reading command write or run something (matched as prefixes).
 WRITING_OPTIONS = {"find": ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprintf", "-fls"),
-                   "sort": ("-o", "--output"), "git": ("--output",)}
+                   "sort": ("--output", "--compress-program"), "git": ("--output",), "tree": ("-o",),
+                   "rg": ("--pre",), "file": ("-C", "--compile")}
 
 
 def is_read_only(command):
@@ -399,6 +413,8 @@ def is_read_only(command):
         if program not in READ_ONLY_COMMANDS:
             return False
         if any(arg.startswith(option) for arg in args for option in WRITING_OPTIONS.get(program, ())):
+            return False
+        if program == "sort" and any(re.fullmatch(r"-[a-zA-Z]*o.*", arg) for arg in args):  # -o, -uo out
             return False
         if program == "git" and (not args or args[0] not in READ_ONLY_GIT):
             return False
@@ -456,28 +472,39 @@ def check_settings(settings):
             parse_rule(rule)
 
 
-def rule_subject(name, tool_input):
-    """What a rule's pattern is matched against: the command, the path, or ""."""
+def rule_subject(session, name, tool_input):
+    """What a rule's pattern is matched against: the command, the pattern, the
+    path as the tool will touch it (relative to the workdir), or ""."""
     field_name = RULE_SUBJECT.get(name)
     subject = tool_input.get(field_name, "") if field_name else ""
-    return os.path.normpath(subject) if field_name != "command" and subject else subject
+    if field_name == "path" and subject:  # "/abs/workdir/.env", "./.env" and ".env" are one file
+        try:
+            return shown(session.workdir, resolve_path(session.workdir, subject))
+        except ToolError:
+            return os.path.normpath(subject)  # the tool itself will refuse this path
+    return subject
 
 
-def matching_rule(rules, name, tool_input, decision):
-    """The first rule that covers this call, or None.
+def is_chain(command):
+    """Several commands, a redirection or a substitution: no allow rule covers it."""
+    return bool(re.search(r"&&|\|\||[;|\n>`&]|\$\(|<\(", command))
+
+
+def matching_rule(session, decision, name, tool_input):
+    """The first of the settings' `decision` rules that covers this call, or None.
 
     For bash, deny and ask rules are matched against the whole command and
     each part of a chain (so "bash(rm*)" catches "ls; rm x"), while an allow
     rule covers one simple command only: a chain or a redirection never
     slips through "bash(git status*)".
     """
-    subject = rule_subject(name, tool_input)
+    rules = session.settings.get("permissions", {}).get(decision, [])
+    subject = rule_subject(session, name, tool_input)
     subjects = [subject]
     if name == "bash":
-        parts = [part.strip() for part in re.split(r"&&|\|\||;|\||\n", subject)]
-        if decision == "allow" and (len(parts) > 1 or re.search(r"[>`&]|\$\(|<\(", subject)):
+        if decision == "allow" and is_chain(subject):
             return None
-        subjects += parts
+        subjects += [part.strip() for part in re.split(r"&&|\|\||;|\||\n", subject)]
     for rule in rules:
         tool, pattern = parse_rule(rule)
         if tool == name and (pattern is None or any(fnmatch.fnmatchcase(s, pattern) for s in subjects)):
@@ -491,9 +518,8 @@ def check_permission(session, name, tool_input):
         danger = catastrophic_reason(tool_input["command"])
         if danger:
             return "deny", f"Denied: this command {danger}. It is never allowed, in any mode."
-    rules = session.settings.get("permissions", {})
     for decision in ("deny", "ask", "allow"):
-        rule = matching_rule(rules.get(decision, []), name, tool_input, decision)
+        rule = matching_rule(session, decision, name, tool_input)
         if rule:
             return decision, f"Denied by the rule {rule!r} in .agent/settings.json." if decision == "deny" else f"rule {rule!r}"
     if session.mode == "bypass":
@@ -511,8 +537,10 @@ def ask_permission(session, block):
     answer = read_line("    [y] yes  [a] always (saved to .agent/settings.json)  [n] no: ")
     answer = (answer or "").strip().lower()
     if answer == "a":
-        rule = f"{block['name']}({glob.escape(rule_subject(block['name'], block['input']))})"
+        rule = f"{block['name']}({glob.escape(rule_subject(session, block['name'], block['input']))})"
         try:
+            if block["name"] == "bash" and is_chain(block["input"]["command"]):
+                raise SettingsError("an allow rule covers one simple command, not a chain")
             remember_rule(session, rule)
             show(f"saved: allow {rule}", 4)
         except (SettingsError, OSError) as error:
@@ -580,21 +608,29 @@ def command_hook(command, timeout=HOOK_TIMEOUT):
     """A hook that runs a shell command: the event as JSON on stdin."""
     def run(event):
         env = {k: v for k, v in os.environ.items() if k not in SECRET_VARIABLES}
+        process = subprocess.Popen(
+            command, shell=True, cwd=event["cwd"], env=env, text=True, errors="replace",
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            start_new_session=True,  # as in run_bash: a timeout stops the hook and all it started
+        )
         try:
-            done = subprocess.run(command, shell=True, cwd=event["cwd"], env=env, input=json.dumps(event),
-                                  capture_output=True, text=True, errors="replace", timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise HookError(f"timed out after {timeout} seconds") from None
-        if done.returncode == 2:
-            return {"decision": "block", "reason": done.stderr.strip() or "blocked by a hook"}
-        if done.returncode != 0:
-            raise HookError(f"exit code {done.returncode}: {done.stderr.strip()[:300]}")
-        if not done.stdout.strip():
+            stdout, stderr = process.communicate(json.dumps(event), timeout=timeout)
+        except BaseException as stop:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+            if isinstance(stop, subprocess.TimeoutExpired):
+                raise HookError(f"timed out after {timeout} seconds") from None
+            raise
+        if process.returncode == 2:
+            return {"decision": "block", "reason": stderr.strip() or "blocked by a hook"}
+        if process.returncode != 0:
+            raise HookError(f"exit code {process.returncode}: {(stderr.strip() or stdout.strip())[:300]}")
+        if not stdout.strip():
             return None
         try:
-            return json.loads(done.stdout)
+            return json.loads(stdout)
         except json.JSONDecodeError:
-            raise HookError(f"exit code 0, but its output is not JSON: {done.stdout.strip()[:100]!r}") from None
+            raise HookError(f"exit code 0, but its output is not JSON: {stdout.strip()[:100]!r}") from None
     return run
 
 
@@ -819,7 +855,7 @@ def run_tool(session, block):
             raise ToolError(reason)
         content = handler(session if name in SESSION_TOOLS else session.workdir, **tool_input)
         hooked = run_hooks(session, "PostToolUse", tool_name=name, tool_input=tool_input, tool_response=content)
-        feedback = hooked["context"] or hooked["reason"]
+        feedback = "\n".join(text for text in (hooked["context"], hooked["reason"]) if text)
         if feedback:
             content += "\n" + hook_text("PostToolUse", feedback)
         return tool_result(block["id"], content)
@@ -1016,7 +1052,7 @@ def preview(text, lines=6):
     """The first few lines of a tool result, for the screen (the model gets all)."""
     kept = text.splitlines()[:lines]
     more = len(text.splitlines()) - len(kept)
-    return "\n".join(kept) + (f"\n... ({more} more lines)" if more > 0 else "")
+    return "\n".join(kept) + (f"\n... ({more} more line{'s' if more > 1 else ''})" if more > 0 else "")
 
 
 # ======================================================================
@@ -1173,8 +1209,7 @@ def read_line(prompt):
     except EOFError:
         print()
         return None
-    if not sys.stdin.isatty():
-  # piped input: echo it, so the transcript reads like a session
+    if not sys.stdin.isatty():  # piped input: echo it, so the transcript reads like a session
         print(line)
     return line
 
