@@ -23,7 +23,8 @@ hold a JSON decision), exit 2 blocks (stderr is the reason), anything else is
 a hook error that is reported and skipped.
 
 New in this chapter: the four events, add_hook(), command hooks, and one
-example hook that logs every tool call to .agent/tool-calls.log.
+example hook that tells the model at once when a Python file it wrote no
+longer parses.
 
 Run it:  python s04_hooks/code.py --offline --mode accept_edits
 """
@@ -694,12 +695,19 @@ def hook_text(event_name, text):
     return f'<hook event="{event_name}">{text}</hook>'
 
 
-def log_tool_call(event):
-    """The example hook: one line per tool call in .agent/tool-calls.log."""
-    log = Path(event["cwd"]) / ".agent" / "tool-calls.log"
-    log.parent.mkdir(exist_ok=True)
-    with open(log, "a", encoding="utf-8") as file:
-        file.write(f"{event['tool_name']} {json.dumps(event['tool_input'])}\n")
+def check_python_syntax(event):
+    """The example hook (PostToolUse on write_file and edit_file): after a .py
+    file changes, compile it, and tell the model at once if it no longer parses."""
+    path = event["tool_input"].get("path", "")
+    if not path.endswith(".py"):
+        return None
+    try:
+        compile((Path(event["cwd"]) / path).read_text(encoding="utf-8"), path, "exec")
+    except SyntaxError as error:
+        return {"context": f"{path} no longer parses: {error.msg} (line {error.lineno}). Fix it first."}
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return None
 
 
 # ======================================================================
@@ -1079,7 +1087,7 @@ def make_session(args):
     banner.append(f"mode: {args.mode}   (/mode to see or switch)")
     session = Session(client=client, model=model, workdir=workdir, trace=args.trace,
                       mode=args.mode, settings=settings)
-    add_hook(session, "PreToolUse", log_tool_call)
+    add_hook(session, "PostToolUse", check_python_syntax, matcher="write_file|edit_file")
     load_command_hooks(session)
     banner.append("hooks: " + ", ".join(f"{hook.event}[{hook.matcher}]" for hook in session.hooks))
     return session, banner

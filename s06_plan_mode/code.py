@@ -703,12 +703,19 @@ def hook_text(event_name, text):
     return f'<hook event="{event_name}">{text}</hook>'
 
 
-def log_tool_call(event):
-    """The example hook: one line per tool call in .agent/tool-calls.log."""
-    log = Path(event["cwd"]) / ".agent" / "tool-calls.log"
-    log.parent.mkdir(exist_ok=True)
-    with open(log, "a", encoding="utf-8") as file:
-        file.write(f"{event['tool_name']} {json.dumps(event['tool_input'])}\n")
+def check_python_syntax(event):
+    """The example hook (PostToolUse on write_file and edit_file): after a .py
+    file changes, compile it, and tell the model at once if it no longer parses."""
+    path = event["tool_input"].get("path", "")
+    if not path.endswith(".py"):
+        return None
+    try:
+        compile((Path(event["cwd"]) / path).read_text(encoding="utf-8"), path, "exec")
+    except SyntaxError as error:
+        return {"context": f"{path} no longer parses: {error.msg} (line {error.lineno}). Fix it first."}
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return None
 
 
 # ======================================================================
@@ -895,7 +902,7 @@ def enter_plan_mode(session):
 
 def plan_file(session):
     safe_id = re.sub(r"[^A-Za-z0-9_-]", "_", session.session_id)[:100] or "session"
-    return Path(session.workdir) / ".agent" / "plans" / f"plan-{safe_id}.md"
+    return Path(session.workdir).resolve() / ".agent" / "plans" / f"plan-{safe_id}.md"
 
 
 def exit_plan_mode(session, plan):
@@ -1230,6 +1237,7 @@ def run_tools(session, tool_uses):
 def agent_loop(session):
     """Call the model until it stops asking for tools; return its last text."""
     sent_back = 0  # how often Stop hooks sent the model back to work, in a row
+    session.plan_rejected = False  # a rejection in an interrupted turn must not end this one
     while True:
         response = call_model(session, build_request(session))
         content = [block_to_dict(block) for block in response.content]
@@ -1343,7 +1351,7 @@ def make_session(args):
     banner.append(f"mode: {args.mode}   (/mode to see or switch)")
     session = Session(client=client, model=model, workdir=workdir, trace=args.trace,
                       mode=args.mode, settings=settings)
-    add_hook(session, "PreToolUse", log_tool_call)
+    add_hook(session, "PostToolUse", check_python_syntax, matcher="write_file|edit_file")
     load_command_hooks(session)
     banner.append("hooks: " + ", ".join(f"{hook.event}[{hook.matcher}]" for hook in session.hooks))
     banner.append(f"session: {session.session_id}")

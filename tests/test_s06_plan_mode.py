@@ -1,0 +1,785 @@
+"""s06_plan_mode: the plan-mode flag, its filter on tools and permissions, the reminders, plan approval."""
+
+import errno
+import json
+import re
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from support import (ROOT, FakeClient, assistant, load_chapter, new_session, read_trace, reply, request, result,
+                     run_chapter, text, tool_use, user)
+
+ALL_TOOLS = ["bash", "read_file", "write_file", "edit_file", "glob", "todo_write", "enter_plan_mode", "exit_plan_mode"]
+PLAN_TOOLS = ["bash", "read_file", "glob", "todo_write", "exit_plan_mode"]
+
+ENTERED = (
+    "<reminder>Plan mode is on. Do not change anything yet: no write_file, no edit_file, "
+    "and bash only for commands that read. The harness refuses every other call.\n"
+    "Work like this:\n"
+    "1. Explore: read the code the task touches.\n"
+    "2. Design: decide on the change, step by step.\n"
+    "3. Ask: if something is unclear, ask the user and stop.\n"
+    "4. Submit: call exit_plan_mode with the plan as markdown. The user approves it, "
+    "answers with feedback, or rejects it.</reminder>"
+)
+STILL_ON = "<reminder>Plan mode is still on: read and plan only, then submit the plan with exit_plan_mode.</reminder>"
+ENDED = "<reminder>Plan mode has ended: the user approved the plan. You may change files now.</reminder>"
+TODO_REMINDER = "<reminder>Update your todos.</reminder>"
+
+ENTER_RESULT = "Plan mode is on. Explore, then submit your plan with exit_plan_mode."
+APPROVE_QUESTION = "  Approve this plan? [y] yes, start  [n] no  or type feedback: "
+FEEDBACK_RESULT = ("The user did not approve the plan; their feedback follows. "
+                   "Plan mode stays on: revise the plan and submit it again with exit_plan_mode.")
+REJECTED_RESULT = "The user rejected the plan. Plan mode stays on. Stop here and wait for the user."
+NOT_ON_RESULT = "Plan mode is not on, so there is no plan to submit. Go ahead with the task."
+EMPTY_RESULT = "The plan is empty. Write the plan in markdown and submit it again."
+
+PLAN = "## Plan\n\n1. Change a.txt.\n2. Read it back.\n\n"
+PLAN_SAVED = "## Plan\n\n1. Change a.txt.\n2. Read it back.\n"  # the file: one newline at the end
+
+
+def denied(name):
+    if name == "enter_plan_mode":
+        return "Plan mode is already on. Explore, then submit your plan with exit_plan_mode."
+    return (f"Denied: plan mode is on, and {name} may change things. Only reading tools and read-only bash "
+            "run now. Finish the plan and submit it with exit_plan_mode.")
+
+
+def approved(saved, plan=PLAN):
+    return f"The user approved the plan. Plan mode is off: start the work now. {saved}\n\n{plan}"
+
+
+@pytest.fixture
+def s06():
+    return load_chapter("s06_plan_mode")
+
+
+@pytest.fixture
+def answers(monkeypatch):
+    """The user at the keyboard: feed(...) lines for input(); EOF after the last one. asked: the questions."""
+    state = SimpleNamespace(lines=[], asked=[])
+    state.feed = lambda *lines: state.lines.extend(lines)
+
+    def fake_input(prompt=""):
+        state.asked.append(prompt)
+        if not state.lines:
+            raise EOFError
+        return state.lines.pop(0)
+
+    monkeypatch.setattr("builtins.input", fake_input)
+    return state
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    (tmp_path / "a.txt").write_text("hello\n")
+    return tmp_path
+
+
+def req(s06, session, messages, plan):
+    """The exact request, with the tools offered in plan mode or out of it."""
+    sent = request(s06, session, messages)
+    if plan:
+        sent["tools"] = [tool for tool in s06.TOOLS if tool["name"] in PLAN_TOOLS]
+    return sent
+
+
+def files(root):
+    """Every file under root, relative, with its text."""
+    return {path.relative_to(root).as_posix(): path.read_text() for path in sorted(Path(root).rglob("*")) if path.is_file()}
+
+
+def read(id, path="a.txt"):
+    return tool_use(id, "read_file", {"path": path})
+
+
+def exit_plan(id, plan=PLAN):
+    return tool_use(id, "exit_plan_mode", {"plan": plan})
+
+
+def plan_session(s06, client, workdir, **extra):
+    """A session that has just entered plan mode, as /plan or --plan leave it."""
+    session = new_session(s06, client, workdir, session_id="test-session", **extra)
+    s06.enter_plan(session)
+    return session
+
+
+# ---- the tools offered -----------------------------------------------------------
+
+def test_the_tools_offered_in_and_out_of_plan_mode(s06, tmp_path):
+    session = new_session(s06, FakeClient(), tmp_path)
+
+    assert [tool["name"] for tool in s06.TOOLS] == ALL_TOOLS
+    assert s06.tools_for(session) == s06.TOOLS
+    session.plan_mode = True
+    assert [tool["name"] for tool in s06.tools_for(session)] == PLAN_TOOLS
+    assert s06.build_request(session)["tools"] == [tool for tool in s06.TOOLS if tool["name"] in PLAN_TOOLS]
+    session.plan_mode = False
+    assert [tool["name"] for tool in s06.build_request(session)["tools"]] == ALL_TOOLS
+
+
+# ---- refusals in plan mode -----------------------------------------------------------
+
+CHANGING_CALLS = [
+    pytest.param("write_file", {"path": "new.txt", "content": "x"}, id="write_file"),
+    pytest.param("edit_file", {"path": "a.txt", "old_string": "hello", "new_string": "bye"}, id="edit_file"),
+    pytest.param("bash", {"command": "touch new.txt"}, id="bash-touch"),
+    pytest.param("bash", {"command": "echo hi > new.txt"}, id="bash-redirect"),
+    pytest.param("bash", {"command": "ls && rm a.txt"}, id="bash-chain"),
+    pytest.param("enter_plan_mode", {}, id="enter_plan_mode"),
+]
+
+
+def allow_everything(event):
+    return {"decision": "allow"}
+
+
+@pytest.mark.parametrize("how", ["default", "accept_edits", "bypass", "hook-allow", "settings-allow"])
+@pytest.mark.parametrize("name, tool_input", CHANGING_CALLS)
+def test_changing_calls_are_refused_in_plan_mode(s06, workdir, answers, how, name, tool_input):
+    client = FakeClient(reply(tool_use("t1", name, tool_input)), reply(text("Understood.")))
+    session = new_session(s06, client, workdir, mode=how if how in s06.MODES else "default")
+    if how == "hook-allow":
+        s06.add_hook(session, "PreToolUse", allow_everything)
+    if how == "settings-allow":
+        session.settings = {"permissions": {"allow": ["write_file", "edit_file", "bash", "enter_plan_mode"]}}
+    session.plan_mode = True
+
+    assert s06.run_turn(session, "go") is True
+
+    history = [
+        user(text("go"), text(STILL_ON)),
+        assistant(tool_use("t1", name, tool_input)), user(result("t1", denied(name), is_error=True)),
+        assistant(text("Understood.")),
+    ]
+    assert client.calls == [req(s06, session, history[:1], plan=True), req(s06, session, history[:3], plan=True)]
+    assert session.messages == history
+    assert files(workdir) == {"a.txt": "hello\n"}
+    assert answers.asked == []
+    assert session.plan_mode is True
+    assert session.notes == []
+
+
+def test_reading_calls_run_in_plan_mode_without_asking(s06, workdir, answers):
+    calls = [read("t1"), tool_use("t2", "glob", {"pattern": "*.txt"}), tool_use("t3", "bash", {"command": "ls"}),
+             tool_use("t4", "bash", {"command": "cat a.txt | wc -l"})]
+    client = FakeClient(reply(*calls), reply(text("Read.")))
+    session = new_session(s06, client, workdir)
+    session.plan_mode = True
+
+    s06.run_turn(session, "look")
+
+    history = [
+        user(text("look"), text(STILL_ON)),
+        assistant(*calls),
+        user(result("t1", "     1\thello"), result("t2", "a.txt"), result("t3", "a.txt\n[exit code: 0]"),
+             result("t4", "1\n[exit code: 0]")),
+        assistant(text("Read.")),
+    ]
+    assert client.calls == [req(s06, session, history[:1], plan=True), req(s06, session, history[:3], plan=True)]
+    assert session.messages == history
+    assert answers.asked == []
+
+
+@pytest.mark.parametrize("command", [
+    "uniq a.txt b.txt",  # uniq INPUT OUTPUT writes OUTPUT
+    "tree -o listing.txt",  # tree -o writes its listing to a file
+    "date -s 2001-01-01",  # sets the system clock
+    "rg --pre ./run.sh hello",  # runs ./run.sh on every file
+    "sort --compress-program=./run.sh a.txt",  # runs ./run.sh
+])
+def test_bash_that_writes_is_refused_in_plan_mode(s06, tmp_path, command):
+    session = new_session(s06, FakeClient(), tmp_path)
+    session.plan_mode = True
+    assert s06.check_permission(session, "bash", {"command": command}) == ("deny", denied("bash"))
+
+
+def test_uniq_with_an_output_file_writes_nothing_in_plan_mode(s06, workdir, answers):
+    call = tool_use("t1", "bash", {"command": "uniq a.txt b.txt"})
+    client = FakeClient(reply(call), reply(text("Understood.")))
+    session = new_session(s06, client, workdir)
+    session.plan_mode = True
+
+    s06.run_turn(session, "go")
+
+    assert session.messages[2] == user(result("t1", denied("bash"), is_error=True))
+    assert files(workdir) == {"a.txt": "hello\n"}
+
+
+# ---- entering plan mode, and the reminders ----------------------------------------------
+
+def test_the_model_enters_plan_mode(s06, workdir, answers, capsys):
+    client = FakeClient(
+        reply(text("Planning first."), tool_use("t1", "enter_plan_mode", {})),
+        reply(read("t2")),
+        reply(text("Found it.")),
+        reply(text("Still planning.")),
+    )
+    session = new_session(s06, client, workdir)
+
+    s06.run_turn(session, "add a line")
+    s06.run_turn(session, "and?")
+
+    history = [
+        user(text("add a line")),
+        assistant(text("Planning first."), tool_use("t1", "enter_plan_mode", {})),
+        user(result("t1", ENTER_RESULT), text(ENTERED)),
+        assistant(read("t2")), user(result("t2", "     1\thello")),
+        assistant(text("Found it.")),
+        user(text("and?"), text(STILL_ON)),
+        assistant(text("Still planning.")),
+    ]
+    assert client.calls == [
+        req(s06, session, history[:1], plan=False),
+        req(s06, session, history[:3], plan=True),
+        req(s06, session, history[:5], plan=True),
+        req(s06, session, history[:7], plan=True),
+    ]
+    assert session.messages == history
+    assert session.plan_mode is True
+    assert answers.asked == []  # entering plan mode only restricts: it does not ask
+    assert "[Plan mode is on: the model may read and plan, not change anything.]\n" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("how", ["/plan TASK", "enter_plan then run_turn"])
+def test_plan_mode_from_the_user(s06, workdir, answers, capsys, how):
+    client = FakeClient(reply(text("Reading first.")), reply(text("Still reading.")), reply(text("And more.")))
+    session = new_session(s06, client, workdir)
+
+    if how == "/plan TASK":
+        s06.run_command(session, "/plan add a line")
+    else:
+        s06.enter_plan(session)
+        s06.run_turn(session, "add a line")
+    s06.run_turn(session, "go on")
+    s06.run_command(session, "/plan and then?")  # already on: no second ENTERED
+
+    history = [
+        user(text("add a line"), text(ENTERED)), assistant(text("Reading first.")),
+        user(text("go on"), text(STILL_ON)), assistant(text("Still reading.")),
+        user(text("and then?"), text(STILL_ON)), assistant(text("And more.")),
+    ]
+    assert client.calls == [req(s06, session, history[:i], plan=True) for i in (1, 3, 5)]
+    assert session.messages == history
+    capsys.readouterr()
+    s06.run_command(session, "/plan")
+    assert capsys.readouterr().out == "plan mode: on   (/plan TASK to plan a task)\n"
+
+
+def test_a_failed_first_call_keeps_the_plan_mode_instructions_for_the_retry(s06, workdir, answers):
+    import anthropic
+    import httpx2
+
+    down = anthropic.APIConnectionError(request=httpx2.Request("POST", "http://127.0.0.1:9/v1/messages"))
+    client = FakeClient(down, reply(text("Reading first.")))
+    session = new_session(s06, client, workdir)
+
+    s06.run_command(session, "/plan add a line")
+    assert (session.messages, session.notes, session.plan_mode) == ([], [ENTERED], True)
+    s06.run_turn(session, "add a line")  # sent again: the full instructions, not STILL_ON
+
+    history = [user(text("add a line"), text(ENTERED)), assistant(text("Reading first."))]
+    assert client.calls == [req(s06, session, history[:1], plan=True)] * 2
+    assert session.messages == history
+
+
+def test_slash_plan_without_a_task_only_shows_the_state(s06, tmp_path, capsys):
+    session = new_session(s06, FakeClient(), tmp_path)
+
+    s06.run_command(session, "/plan")
+
+    assert capsys.readouterr().out == "plan mode: off   (/plan TASK to plan a task)\n"
+    assert (session.plan_mode, session.notes, session.messages) == (False, [], [])
+
+
+# ---- the answers to exit_plan_mode -------------------------------------------------------
+
+@pytest.mark.parametrize("mode, answer", [("default", "y"), ("accept_edits", "yes"), ("bypass", " Y ")])
+def test_approval_saves_the_plan_and_ends_plan_mode(s06, workdir, answers, mode, answer):
+    client = FakeClient(reply(text("Here is my plan."), exit_plan("t1")), reply(text("Starting.")), reply(text("OK.")))
+    session = plan_session(s06, client, workdir, mode=mode)
+    answers.feed(answer)
+
+    s06.run_turn(session, "add a line")
+    s06.run_turn(session, "thanks")
+
+    history = [
+        user(text("add a line"), text(ENTERED)),
+        assistant(text("Here is my plan."), exit_plan("t1")),
+        user(result("t1", approved("The plan is saved in .agent/plans/plan-test-session.md.")), text(ENDED)),
+        assistant(text("Starting.")),
+        user(text("thanks")),  # plan mode is over: no reminder, and ENDED only once
+        assistant(text("OK.")),
+    ]
+    assert client.calls == [
+        req(s06, session, history[:1], plan=True),
+        req(s06, session, history[:3], plan=False),
+        req(s06, session, history[:5], plan=False),
+    ]
+    assert session.messages == history
+    assert answers.asked == [APPROVE_QUESTION]
+    assert files(workdir) == {"a.txt": "hello\n", ".agent/plans/plan-test-session.md": PLAN_SAVED}
+    assert (session.plan_mode, session.mode) == (False, mode)
+
+
+@pytest.mark.parametrize("answer", ["also document it", "  also document it  "])
+def test_feedback_keeps_plan_mode_and_goes_on(s06, workdir, answers, answer):
+    client = FakeClient(reply(exit_plan("t1")), reply(text("Revising.")))
+    session = plan_session(s06, client, workdir)
+    answers.feed(answer)
+
+    s06.run_turn(session, "add a line")
+
+    history = [
+        user(text("add a line"), text(ENTERED)),
+        assistant(exit_plan("t1")),
+        user(result("t1", FEEDBACK_RESULT, is_error=True), text("also document it")),
+        assistant(text("Revising.")),
+    ]
+    assert client.calls == [req(s06, session, history[:1], plan=True), req(s06, session, history[:3], plan=True)]
+    assert session.messages == history
+    assert answers.asked == [APPROVE_QUESTION]
+    assert files(workdir) == {"a.txt": "hello\n"}
+    assert session.plan_mode is True
+
+
+def test_feedback_then_approval_of_the_revised_plan(s06, workdir, answers):
+    revised = PLAN + "3. Document it in README.md.\n"
+    client = FakeClient(reply(exit_plan("t1")), reply(text("Revised."), exit_plan("t2", revised)),
+                        reply(text("Starting.")))
+    session = plan_session(s06, client, workdir)
+    answers.feed("also document it", "y")
+
+    s06.run_turn(session, "add a line")
+
+    history = [
+        user(text("add a line"), text(ENTERED)),
+        assistant(exit_plan("t1")),
+        user(result("t1", FEEDBACK_RESULT, is_error=True), text("also document it")),
+        assistant(text("Revised."), exit_plan("t2", revised)),
+        user(result("t2", approved("The plan is saved in .agent/plans/plan-test-session.md.", revised)), text(ENDED)),
+        assistant(text("Starting.")),
+    ]
+    assert client.calls == [req(s06, session, history[:1], plan=True), req(s06, session, history[:3], plan=True),
+                            req(s06, session, history[:5], plan=False)]
+    assert session.messages == history
+    assert answers.asked == [APPROVE_QUESTION, APPROVE_QUESTION]
+    assert files(workdir) == {"a.txt": "hello\n", ".agent/plans/plan-test-session.md": revised}
+
+
+@pytest.mark.parametrize("answer", ["n", "no", "N", "", "   ", None], ids=["n", "no", "N", "empty", "blank", "EOF"])
+def test_rejection_ends_the_turn_and_the_next_prompt_joins_it(s06, workdir, answers, answer):
+    client = FakeClient(reply(text("My plan."), exit_plan("t1")))  # a further call would fail the test
+    session = plan_session(s06, client, workdir)
+    if answer is not None:
+        answers.feed(answer)
+
+    assert s06.run_turn(session, "add a line") is True
+
+    rejected = [
+        user(text("add a line"), text(ENTERED)),
+        assistant(text("My plan."), exit_plan("t1")),
+        user(result("t1", REJECTED_RESULT, is_error=True)),
+    ]
+    assert client.calls == [req(s06, session, rejected[:1], plan=True)]
+    assert session.messages == rejected
+    assert answers.asked == [APPROVE_QUESTION]
+    assert (session.plan_mode, session.plan_rejected) == (True, False)
+    assert files(workdir) == {"a.txt": "hello\n"}
+
+    client.replies.append(reply(text("A smaller plan, then.")))
+    assert s06.run_turn(session, "try a smaller change") is True
+
+    history = [
+        user(text("add a line"), text(ENTERED)),
+        assistant(text("My plan."), exit_plan("t1")),
+        user(result("t1", REJECTED_RESULT, is_error=True), text("try a smaller change"), text(STILL_ON)),
+        assistant(text("A smaller plan, then.")),
+    ]
+    assert client.calls[1] == req(s06, session, history[:3], plan=True)
+    assert session.messages == history
+    assert [message["role"] for message in history] == ["user", "assistant", "user", "assistant"]
+
+
+def test_exit_plan_mode_outside_plan_mode_is_an_error(s06, workdir, answers):
+    client = FakeClient(reply(exit_plan("t1")), reply(text("Going ahead.")))
+    session = new_session(s06, client, workdir, session_id="test-session")
+
+    s06.run_turn(session, "add a line")
+
+    history = [user(text("add a line")), assistant(exit_plan("t1")), user(result("t1", NOT_ON_RESULT, is_error=True)),
+               assistant(text("Going ahead."))]
+    assert client.calls == [req(s06, session, history[:1], plan=False), req(s06, session, history[:3], plan=False)]
+    assert session.messages == history
+    assert answers.asked == []
+    assert files(workdir) == {"a.txt": "hello\n"}
+    assert session.plan_mode is False
+
+
+def test_an_empty_plan_is_refused_without_asking(s06, workdir, answers):
+    client = FakeClient(reply(exit_plan("t1", "  \n")), reply(text("Writing one.")))
+    session = plan_session(s06, client, workdir)
+
+    s06.run_turn(session, "add a line")
+
+    assert session.messages == [
+        user(text("add a line"), text(ENTERED)), assistant(exit_plan("t1", "  \n")),
+        user(result("t1", EMPTY_RESULT, is_error=True)), assistant(text("Writing one.")),
+    ]
+    assert answers.asked == []
+    assert session.plan_mode is True
+
+
+# ---- the plan file -------------------------------------------------------------------
+
+def test_an_unsafe_session_id_gives_a_safe_file_name(s06, workdir, answers):
+    client = FakeClient(reply(exit_plan("t1")), reply(text("Starting.")))
+    session = new_session(s06, client, workdir, session_id="../x y/z")
+    s06.enter_plan(session)
+    answers.feed("y")
+
+    s06.run_turn(session, "add a line")
+
+    assert session.messages[2] == user(result("t1", approved("The plan is saved in .agent/plans/plan-___x_y_z.md.")),
+                                       text(ENDED))
+    assert files(workdir) == {"a.txt": "hello\n", ".agent/plans/plan-___x_y_z.md": PLAN_SAVED}
+
+
+@pytest.mark.parametrize("session_id, name", [
+    ("20260101-120000-abc123", "plan-20260101-120000-abc123.md"),
+    ("../x y/z", "plan-___x_y_z.md"),
+    ("/etc/passwd", "plan-_etc_passwd.md"),
+    ("", "plan-session.md"),
+    ("a" * 150, "plan-" + "a" * 100 + ".md"),
+])
+def test_plan_file(s06, tmp_path, session_id, name):
+    session = new_session(s06, FakeClient(), tmp_path, session_id=session_id)
+    assert s06.plan_file(session) == tmp_path / ".agent" / "plans" / name
+
+
+def test_the_session_id(s06, tmp_path):
+    session = new_session(s06, FakeClient(), tmp_path)
+    assert re.fullmatch(r"\d{8}-\d{6}-[0-9a-f]{6}", session.session_id)
+
+
+def test_a_plan_that_cannot_be_saved_is_still_approved(s06, workdir, answers):
+    (workdir / ".agent").mkdir()
+    (workdir / ".agent" / "plans").write_text("not a folder\n")
+    client = FakeClient(reply(exit_plan("t1")), reply(text("Starting.")))
+    session = plan_session(s06, client, workdir)
+    answers.feed("y")
+
+    s06.run_turn(session, "add a line")
+
+    saved = "The plan could not be saved (File exists), but it is approved all the same."
+    history = [
+        user(text("add a line"), text(ENTERED)), assistant(exit_plan("t1")),
+        user(result("t1", approved(saved)), text(ENDED)), assistant(text("Starting.")),
+    ]
+    assert client.calls == [req(s06, session, history[:1], plan=True), req(s06, session, history[:3], plan=False)]
+    assert session.messages == history
+    assert session.plan_mode is False
+    assert files(workdir) == {"a.txt": "hello\n", ".agent/plans": "not a folder\n"}
+
+
+def test_a_failed_rename_leaves_no_partial_file(s06, workdir, answers, monkeypatch):
+    def full_disk(source, target):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(s06.os, "replace", full_disk)
+    client = FakeClient(reply(exit_plan("t1")), reply(text("Starting.")))
+    session = plan_session(s06, client, workdir)
+    answers.feed("y")
+
+    s06.run_turn(session, "add a line")
+
+    saved = "The plan could not be saved (No space left on device), but it is approved all the same."
+    assert session.messages[2] == user(result("t1", approved(saved)), text(ENDED))
+    assert session.plan_mode is False
+    assert sorted(path.name for path in (workdir / ".agent" / "plans").iterdir()) == []  # no temp file, no plan
+    assert files(workdir) == {"a.txt": "hello\n"}
+
+
+# ---- plan mode beside the rest -------------------------------------------------------------
+
+def test_todo_write_works_in_plan_mode(s06, workdir, answers):
+    todos = [{"content": "Plan the change", "status": "in_progress", "activeForm": "Planning the change"},
+             {"content": "Make it", "status": "pending"}]
+    client = FakeClient(reply(tool_use("t1", "todo_write", {"todos": todos})), reply(text("Listed.")))
+    session = plan_session(s06, client, workdir)
+
+    s06.run_turn(session, "add a line")
+
+    history = [
+        user(text("add a line"), text(ENTERED)),
+        assistant(tool_use("t1", "todo_write", {"todos": todos})),
+        user(result("t1", "[>] Planning the change\n[ ] Make it\n(0/2 completed)")),
+        assistant(text("Listed.")),
+    ]
+    assert client.calls == [req(s06, session, history[:1], plan=True), req(s06, session, history[:3], plan=True)]
+    assert session.messages == history
+    assert session.todos == todos
+    assert answers.asked == []
+
+
+def test_leaving_plan_mode_keeps_the_permission_mode(s06, workdir, answers):
+    write = tool_use("t2", "write_file", {"path": "b.txt", "content": "b\n"})
+    write_again = tool_use("t4", "write_file", {"path": "b.txt", "content": "b\n"})
+    client = FakeClient(
+        reply(text("Planning first."), tool_use("t1", "enter_plan_mode", {})),
+        reply(write),
+        reply(exit_plan("t3")),
+        reply(write_again),
+        reply(text("Done.")),
+    )
+    session = new_session(s06, client, workdir, mode="accept_edits", session_id="test-session")
+    answers.feed("y")
+
+    s06.run_turn(session, "add b.txt")
+
+    history = [
+        user(text("add b.txt")),
+        assistant(text("Planning first."), tool_use("t1", "enter_plan_mode", {})),
+        user(result("t1", ENTER_RESULT), text(ENTERED)),
+        assistant(write), user(result("t2", denied("write_file"), is_error=True)),
+        assistant(exit_plan("t3")),
+        # the third tool round without a todo update: the todo reminder, then the plan-mode news
+        user(result("t3", approved("The plan is saved in .agent/plans/plan-test-session.md.")), text(TODO_REMINDER),
+             text(ENDED)),
+        assistant(write_again), user(result("t4", "Created b.txt (2 characters).")),
+        assistant(text("Done.")),
+    ]
+    assert client.calls == [
+        req(s06, session, history[:1], plan=False),
+        req(s06, session, history[:3], plan=True),
+        req(s06, session, history[:5], plan=True),
+        req(s06, session, history[:7], plan=False),
+        req(s06, session, history[:9], plan=False),
+    ]
+    assert session.messages == history
+    assert (session.mode, session.plan_mode) == ("accept_edits", False)
+    assert answers.asked == [APPROVE_QUESTION]  # accept_edits wrote b.txt without asking, as before plan mode
+    assert files(workdir) == {"a.txt": "hello\n", "b.txt": "b\n", ".agent/plans/plan-test-session.md": PLAN_SAVED}
+
+
+# ---- through the real SDK ----------------------------------------------------------------
+
+def wire(responses):
+    """The real anthropic.Anthropic over a fake HTTP transport: the JSON bodies it sent, and the client."""
+    import anthropic
+    import httpx2
+
+    bodies = []
+
+    def handler(http_request):
+        assert http_request.url.path == "/v1/messages"
+        bodies.append(json.loads(http_request.content))
+        return httpx2.Response(200, json=responses.pop(0).model_dump(mode="json"))
+
+    client = anthropic.Anthropic(api_key="test-key", base_url="http://127.0.0.1:9", max_retries=0,
+                                 http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
+    return bodies, client
+
+
+def test_a_rejection_then_a_new_prompt_on_the_wire(s06, workdir, answers):
+    bodies, client = wire([reply(text("My plan."), exit_plan("toolu_1")), reply(text("A smaller plan, then."))])
+    session = plan_session(s06, client, workdir)
+    answers.feed("n")
+
+    s06.run_turn(session, "add a line")
+    s06.run_turn(session, "try a smaller change")
+
+    plan_tools = [tool for tool in s06.TOOLS if tool["name"] in PLAN_TOOLS]
+    assert bodies == [
+        {
+            "model": "test-model",
+            "max_tokens": s06.MAX_TOKENS,
+            "system": s06.system_prompt(workdir),
+            "tools": plan_tools,
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "add a line"},
+                                                      {"type": "text", "text": ENTERED}]}],
+        },
+        {
+            "model": "test-model",
+            "max_tokens": s06.MAX_TOKENS,
+            "system": s06.system_prompt(workdir),
+            "tools": plan_tools,
+            "messages": [
+                {"role": "user", "content": [{"type": "text", "text": "add a line"}, {"type": "text", "text": ENTERED}]},
+                {"role": "assistant", "content": [
+                    {"type": "text", "text": "My plan."},
+                    {"type": "tool_use", "id": "toolu_1", "name": "exit_plan_mode", "input": {"plan": PLAN}}]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_1", "content": REJECTED_RESULT, "is_error": True},
+                    {"type": "text", "text": "try a smaller change"},
+                    {"type": "text", "text": STILL_ON}]},
+            ],
+        },
+    ]
+    assert [tool["name"] for tool in bodies[1]["tools"]] == PLAN_TOOLS
+
+
+# ---- bugs ------------------------------------------------------------------------------
+
+def test_a_rejection_in_an_interrupted_turn_does_not_end_the_next_turn(s06, workdir, answers):
+    def interrupt(event):
+        raise KeyboardInterrupt  # Ctrl-C while the read runs, after the user said no to the plan
+
+    client = FakeClient(reply(exit_plan("t1"), read("t2")), reply(read("t3")), reply(text("Done.")))
+    session = plan_session(s06, client, workdir)
+    s06.add_hook(session, "PreToolUse", interrupt, matcher="read_file")
+    answers.feed("n")
+
+    assert s06.run_turn(session, "add a line") is False
+    session.hooks.clear()
+    assert s06.run_turn(session, "go on") is True
+
+    history = [
+        user(text("add a line"), text(ENTERED)),
+        assistant(exit_plan("t1"), read("t2")),
+        user(result("t1", REJECTED_RESULT, is_error=True), result("t2", "Interrupted by the user.", is_error=True),
+             text("go on"), text(STILL_ON)),
+        assistant(read("t3")), user(result("t3", "     1\thello")),
+        assistant(text("Done.")),
+    ]
+    assert session.messages == history
+    assert client.calls == [req(s06, session, history[:1], plan=True), req(s06, session, history[:3], plan=True),
+                            req(s06, session, history[:5], plan=True)]
+
+
+def test_approval_with_a_relative_workdir(s06, workdir, answers, monkeypatch):
+    monkeypatch.chdir(workdir.parent)
+    client = FakeClient(reply(exit_plan("t1")), reply(text("Starting.")))
+    session = plan_session(s06, client, Path(workdir.name))
+    answers.feed("y")
+
+    s06.run_turn(session, "add a line")
+
+    assert session.messages[2] == user(result("t1", approved("The plan is saved in .agent/plans/plan-test-session.md.")),
+                                       text(ENDED))
+    assert files(workdir) == {"a.txt": "hello\n", ".agent/plans/plan-test-session.md": PLAN_SAVED}
+
+
+# ---- done when: the scenario, offline, with the user's answers on stdin ----------------------
+
+SCENARIO = json.loads((ROOT / "s06_plan_mode" / "scenario.json").read_text())
+FIRST_PLAN = SCENARIO["turns"][3]["content"][1]["input"]["plan"]
+REVISED_PLAN = SCENARIO["turns"][4]["content"][1]["input"]["plan"]
+GREET_AFTER = '''import sys
+
+
+def greet(name):
+    return f"Hello, {name}."
+
+
+if __name__ == "__main__":
+    shout = "--shout" in sys.argv[1:]
+    names = [arg for arg in sys.argv[1:] if arg != "--shout"]
+    message = greet(names[0] if names else "world")
+    print(message.upper() if shout else message)
+'''
+
+
+@pytest.fixture(scope="module")
+def offline_runs(tmp_path_factory):
+    """The scenario three times at once, answered y, n, and feedback then y."""
+    answers = {"yes": "y\n", "no": "n\n", "feedback": "also document it\ny\n"}
+    runs = {}
+    for name in answers:
+        base = tmp_path_factory.mktemp(f"s06-{name}")
+        shutil.copytree(ROOT / "s06_plan_mode" / "workspace", base / "work")
+        runs[name] = SimpleNamespace(work=base / "work", trace=base / "trace.jsonl", before=files(base / "work"))
+
+    def run(name):
+        return run_chapter("s06_plan_mode", "--offline", "--workdir", str(runs[name].work), "--trace",
+                           str(runs[name].trace), SCENARIO["prompt"], stdin=answers[name])
+
+    with ThreadPoolExecutor(len(answers)) as pool:
+        done = dict(zip(answers, pool.map(run, answers)))
+    for name, run in runs.items():
+        run.done = done[name]
+        run.calls = read_trace(run.trace)
+        run.session = re.search(r"^session: (\S+)$", run.done.stdout, re.M)[1]
+    return runs
+
+
+def user_blocks(messages):
+    """Every block of the user turns after the prompt: (tool_use_id or "text", content), in order."""
+    return [(block.get("tool_use_id", "text"), block.get("content", block.get("text")), block.get("is_error", False))
+            for message in messages[1:] if message["role"] == "user" for block in message["content"]]
+
+
+def tool_calls(calls):
+    return [block["name"] for call in calls for block in call["response"]["content"] if block["type"] == "tool_use"]
+
+
+GREET_READ = "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(
+    (ROOT / "s06_plan_mode" / "workspace" / "greet.py").read_text().splitlines(), 1))
+
+
+@pytest.mark.slow
+def test_offline_approved_plan_is_saved_then_carried_out(offline_runs):
+    run = offline_runs["yes"]
+    assert (run.done.returncode, run.done.stderr) == (0, "")
+    plan_name = f".agent/plans/plan-{run.session}.md"
+    assert files(run.work) == {
+        **run.before,
+        plan_name: FIRST_PLAN + "\n",
+        "greet.py": GREET_AFTER,
+    }
+    assert tool_calls(run.calls) == ["enter_plan_mode", "read_file", "todo_write", "write_file", "exit_plan_mode",
+                                     "todo_write", "edit_file", "todo_write", "bash", "todo_write"]
+    # The plan is saved (the approval) before the change (edit_file) is made.
+    assert tool_calls(run.calls).index("exit_plan_mode") < tool_calls(run.calls).index("edit_file")
+    assert [[tool["name"] for tool in call["request"]["tools"]] for call in run.calls] == \
+        [ALL_TOOLS] + [PLAN_TOOLS] * 3 + [ALL_TOOLS] * 5
+    assert user_blocks(run.calls[-1]["request"]["messages"]) == [
+        ("toolu_01", ENTER_RESULT, False),
+        ("text", ENTERED, False),
+        ("toolu_02", GREET_READ, False),
+        ("toolu_03", "[>] Planning the change\n[ ] Handle --shout in greet.py\n[ ] Check the output\n(0/3 completed)", False),
+        ("toolu_04", denied("write_file"), True),
+        ("toolu_05", approved(f"The plan is saved in {plan_name}.", FIRST_PLAN), False),
+        ("text", ENDED, False),
+        ("toolu_06", "[x] Plan the change\n[>] Handling --shout in greet.py\n[ ] Check the output\n(1/3 completed)", False),
+        ("toolu_07", "Replaced 1 occurrence in greet.py.", False),
+        ("toolu_08", "[x] Plan the change\n[x] Handle --shout in greet.py\n[>] Checking the output\n(2/3 completed)", False),
+        ("toolu_09", "HELLO, ADA.\n[exit code: 0]", False),
+        ("toolu_10", "[x] Plan the change\n[x] Handle --shout in greet.py\n[x] Check the output\n(3/3 completed)", False),
+    ]
+
+
+@pytest.mark.slow
+def test_offline_rejected_plan_changes_nothing(offline_runs):
+    run = offline_runs["no"]
+    assert (run.done.returncode, run.done.stderr) == (0, "")
+    # Nothing in the workdir changed: not a file was written, edited or created.
+    assert files(run.work) == run.before
+    assert tool_calls(run.calls) == ["enter_plan_mode", "read_file", "todo_write", "write_file", "exit_plan_mode"]
+    assert len(run.calls) == 4  # the turn ended at the rejection: no further model call
+    assert run.done.stdout.splitlines()[-1] == f"    error: {REJECTED_RESULT}"
+
+
+@pytest.mark.slow
+def test_offline_feedback_brings_a_revised_plan(offline_runs):
+    run = offline_runs["feedback"]
+    assert (run.done.returncode, run.done.stderr) == (0, "")
+    plans = [block["input"]["plan"] for call in run.calls for block in call["response"]["content"]
+             if block["type"] == "tool_use" and block["name"] == "exit_plan_mode"]
+    assert plans == [FIRST_PLAN, REVISED_PLAN]
+    plan_name = f".agent/plans/plan-{run.session}.md"
+    assert files(run.work) == {
+        **run.before,
+        plan_name: REVISED_PLAN + "\n",
+        "greet.py": GREET_AFTER,
+    }
+    revision_request = run.calls[4]["request"]
+    assert revision_request["messages"][-1] == user(result("toolu_05", FEEDBACK_RESULT, is_error=True),
+                                                    text("also document it"))
+    assert [tool["name"] for tool in revision_request["tools"]] == PLAN_TOOLS
+    assert run.calls[5]["request"]["messages"][-1] == user(
+        result("toolu_06", approved(f"The plan is saved in {plan_name}.", REVISED_PLAN)), text(TODO_REMINDER), text(ENDED))
