@@ -129,7 +129,7 @@ OUTPUT_LIMIT = 10_000  # characters kept of a command's output
 
 # Commands no harness should ever run for a model, whatever it says.
 CATASTROPHIC = [
-    (r"\brm\s+(-\w+\s+)*(/|~|\$HOME)(\*|\s|$)", "deletes the root or home folder"),
+    (r"\brm\s+(-[-\w]+\s+)*[\"']?(/|~/?|\$\{?HOME\}?/?)[\"']?(\*|\s|$)", "deletes the root or home folder"),
     (r"\bmkfs(\.\w+)?\b", "formats a disk"),
     (r"\bdd\b.*\bof=/dev/", "overwrites a device"),
     (r">\s*/dev/(sd|nvme|hd|disk)", "overwrites a device"),
@@ -213,7 +213,9 @@ def load_script(path):
     try:
         script = json.loads(text)
     except json.JSONDecodeError:
-        try:  # a trace: replay its responses in order
+        script = None
+    if script is None or (isinstance(script, dict) and "response" in script):
+        try:  # a trace (one JSON line per call, maybe only one): replay its responses in order
             calls = [json.loads(line) for line in text.splitlines() if line.strip()]
             script = {"prompt": text_of(calls[0]["request"]["messages"][0]),
                       "turns": [{"response": call["response"]} for call in calls]}

@@ -134,7 +134,7 @@ OUTPUT_LIMIT = 10_000  # characters kept of a command's output
 
 # Commands no harness should ever run for a model, whatever it says.
 CATASTROPHIC = [
-    (r"\brm\s+(-\w+\s+)*(/|~|\$HOME)(\*|\s|$)", "deletes the root or home folder"),
+    (r"\brm\s+(-[-\w]+\s+)*[\"']?(/|~/?|\$\{?HOME\}?/?)[\"']?(\*|\s|$)", "deletes the root or home folder"),
     (r"\bmkfs(\.\w+)?\b", "formats a disk"),
     (r"\bdd\b.*\bof=/dev/", "overwrites a device"),
     (r">\s*/dev/(sd|nvme|hd|disk)", "overwrites a device"),
@@ -222,11 +222,13 @@ def read_file(workdir, path, offset=1, limit=READ_LIMIT):
     if offset < 1 or limit < 1:
         raise ToolError("offset and limit must be 1 or more (offset counts lines from 1).")
     try:
-        lines = target.read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = target.read_text(encoding="utf-8", errors="replace").split("\n")
     except IsADirectoryError:
         raise ToolError(f"{path} is a folder. Use glob or bash ls to list it.") from None
     except OSError as error:
         raise ToolError(f"Cannot read {path}: {error.strerror}.") from None
+    if lines[-1] == "":  # the newline that ends the last line
+        lines.pop()
     if not lines:
         return f"({path} is empty)"
     if offset > len(lines):
@@ -284,6 +286,8 @@ def edit_file(workdir, path, old_string, new_string, replace_all=False):
         raise ToolError(f"Cannot read {path}: {error.strerror}.") from None
     except UnicodeDecodeError:
         raise ToolError(f"{path} is not UTF-8 text; edit_file edits text files.") from None
+    if "\r\n" in text and "\r\n" not in old_string:  # read_file showed the lines with "\n" only
+        old_string, new_string = old_string.replace("\n", "\r\n"), new_string.replace("\n", "\r\n")
     count = text.count(old_string)
     if count == 0:
         raise ToolError(f"old_string was not found in {path}. Read the file and copy the text exactly.")
@@ -302,7 +306,7 @@ def glob_files(workdir, pattern):
     resolve_path(workdir, pattern)  # the same refusals as a path: '..', '~', NUL
     root = Path(workdir).resolve()
     try:
-        found = sorted(shown(root, hit.resolve()) for hit in root.glob(pattern)
+        found = sorted(shown(root, hit) for hit in root.glob(pattern)
                        if hit.is_file() and hit.resolve().is_relative_to(root))
     except (OSError, ValueError) as error:
         raise ToolError(f"Bad pattern {pattern!r}: {error}.") from None
@@ -421,7 +425,9 @@ def load_script(path):
     try:
         script = json.loads(text)
     except json.JSONDecodeError:
-        try:  # a trace: replay its responses in order
+        script = None
+    if script is None or (isinstance(script, dict) and "response" in script):
+        try:  # a trace (one JSON line per call, maybe only one): replay its responses in order
             calls = [json.loads(line) for line in text.splitlines() if line.strip()]
             script = {"prompt": text_of(calls[0]["request"]["messages"][0]),
                       "turns": [{"response": call["response"]} for call in calls]}

@@ -135,3 +135,34 @@ def run_chapter(name, *args, stdin="", cwd=None, timeout=120, env=None):
 
 def read_trace(path):
     return [json.loads(line) for line in Path(path).read_text().splitlines()]
+
+
+# ---- replies the API can send but model_validate refuses; the SDK over a fake wire ----
+
+def unchecked_reply(*blocks, stop_reason="tool_use"):
+    """A Message built without validation, the way the SDK builds one from a response.
+
+    The SDK does not validate what the API sends, so a tool_use whose input is
+    not an object can reach the loop; reply() cannot build one.
+    """
+    return Message.construct(
+        id="msg_test", type="message", role="assistant", model=MODEL, content=list(blocks),
+        stop_reason=stop_reason, stop_sequence=None, usage={"input_tokens": 0, "output_tokens": 0})
+
+
+WIRE_KEY = "test-key"
+
+
+def wire_client(handler):
+    """The real anthropic.Anthropic client; every HTTP request goes to handler(request)."""
+    import anthropic
+    import httpx2
+
+    return anthropic.Anthropic(api_key=WIRE_KEY, base_url="http://127.0.0.1:9", max_retries=0,
+                               http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
+
+
+def sent_key(http_request):
+    """The API key an HTTP request carried (x-api-key, or Authorization: Bearer in newer SDKs)."""
+    headers = http_request.headers
+    return headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")

@@ -1,0 +1,671 @@
+"""What the robustness tests share: a request checker, a sandbox, a safety net, and
+the hypothesis strategies that play a model which says anything at all.
+
+Read test_robustness.py first; this file holds the machinery it uses.
+
+- request_problems(request): everything the Messages API would refuse in one
+  request, checked with the SDK's own types. A test asserts it is == [].
+- Sandbox: a temporary parent folder holding the workdir and, around it, a secret
+  file, a sentinel file and a sentinel folder that no tool may read or change.
+- SafetyNet: stops a command that must be refused from running, in case a
+  chapter forgets to refuse it, and remembers it so the test fails.
+- model_events(...): random model turns (text, tool_use for known and unknown
+  tools with good and broken inputs, every stop reason), API errors and Ctrl-C.
+"""
+
+import atexit
+import copy
+import functools
+import io
+import json
+import os
+import shutil
+import stat
+import subprocess
+import tempfile
+import typing
+from contextlib import redirect_stdout
+from pathlib import Path
+from unittest.mock import patch
+
+import anthropic
+import httpx2
+from anthropic.types import ContentBlockParam, ToolParam, ToolUnionParam, UserMessageParam
+from anthropic.types.message_create_params import MessageCreateParamsBase
+from anthropic.types.tool_result_block_param import ToolResultBlockParam
+from hypothesis import strategies as st
+from pydantic import TypeAdapter, ValidationError
+
+from support import FakeClient, new_session, reply, text, tool_use
+
+# ======================================================================
+# CHECKING A REQUEST AGAINST THE SDK'S OWN TYPES
+# ======================================================================
+# A TypeAdapter of a whole MessageParam checks nothing inside `content` (pydantic
+# reads an Iterable lazily), so every block is checked on its own, strictly, and
+# its keys are compared with the keys its TypedDict declares.
+
+
+def _type_literal(typed_dict):
+    """'text' for TextBlockParam: the value its `type` key must have."""
+    hint = typing.get_type_hints(typed_dict, include_extras=True)["type"]
+    while typing.get_origin(hint) is not typing.Literal:  # unwrap Required[...]
+        hint = typing.get_args(hint)[0]
+    return typing.get_args(hint)[0]
+
+
+def _union_members(union):
+    return {_type_literal(member): member for member in typing.get_args(union)}
+
+
+BLOCK_TYPES = _union_members(ContentBlockParam)  # "text" -> TextBlockParam, ...
+BLOCK_ADAPTER = TypeAdapter(ContentBlockParam)
+
+# A tool_result's content is a string or a list of its own union of blocks.
+_result_content = typing.get_type_hints(ToolResultBlockParam)["content"]
+_inner_union = typing.get_args(next(arg for arg in typing.get_args(_result_content) if arg is not str))[0]
+INNER_BLOCK_TYPES = _union_members(_inner_union)
+INNER_BLOCK_ADAPTER = TypeAdapter(_inner_union)
+
+TOOL_ADAPTER = TypeAdapter(ToolUnionParam)
+MESSAGE_KEYS = set(UserMessageParam.__annotations__)  # role, content
+REQUEST_KEYS = set(MessageCreateParamsBase.__annotations__)
+
+ONLY_FROM_ASSISTANT = {"tool_use", "server_tool_use", "thinking", "redacted_thinking"}
+ONLY_FROM_USER = {"tool_result"}
+
+
+def block_problems(block, where, types=BLOCK_TYPES, adapter=BLOCK_ADAPTER):
+    """What the API would refuse in one content block."""
+    if not isinstance(block, dict):
+        return [f"{where}: a block must be a dict, not {type(block).__name__}"]
+    typed_dict = types.get(block.get("type"))
+    if typed_dict is None:
+        return [f"{where}: unknown block type {block.get('type')!r}"]
+    problems = []
+    try:
+        adapter.validate_python(block, strict=True)
+    except ValidationError as error:
+        problems.append(f"{where}: not a valid {typed_dict.__name__}: {error.errors()[0]['msg']}")
+    unknown = sorted(set(block) - set(typed_dict.__annotations__))
+    if unknown:
+        problems.append(f"{where}: keys the API does not know: {unknown}")
+    if block["type"] == "text" and isinstance(block.get("text"), str) and not block["text"].strip():
+        problems.append(f"{where}: a blank text block (the API refuses text without non-whitespace)")
+    if block["type"] == "tool_result" and isinstance(block.get("content"), list):
+        for number, inner in enumerate(block["content"]):
+            problems += block_problems(inner, f"{where}.content[{number}]", INNER_BLOCK_TYPES, INNER_BLOCK_ADAPTER)
+    return problems
+
+
+def _blocks(message):
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return content if isinstance(content, list) else []
+
+
+def _tool_use_ids(message):
+    return [b.get("id") for b in _blocks(message) if isinstance(b, dict) and b.get("type") == "tool_use"]
+
+
+def _tool_result_ids(message):
+    return [b.get("tool_use_id") for b in _blocks(message) if isinstance(b, dict) and b.get("type") == "tool_result"]
+
+
+def history_problems(messages):
+    """What the API would refuse in `messages` of a request. [] if nothing."""
+    if not isinstance(messages, list) or not messages:
+        return ["messages must be a non-empty list"]
+    problems = []
+    seen_ids = set()
+    for i, message in enumerate(messages):
+        where = f"messages[{i}]"
+        if not isinstance(message, dict):
+            problems.append(f"{where}: a message must be a dict")
+            continue
+        if set(message) - MESSAGE_KEYS:
+            problems.append(f"{where}: keys the API does not know: {sorted(set(message) - MESSAGE_KEYS)}")
+        role = "user" if i % 2 == 0 else "assistant"
+        if message.get("role") != role:
+            problems.append(f"{where}: role {message.get('role')!r}, expected {role!r} (roles alternate, user first)")
+        content = message.get("content")
+        if not content or (isinstance(content, str) and not content.strip()):
+            problems.append(f"{where}: empty content")
+            continue
+        if not isinstance(content, (str, list)):
+            problems.append(f"{where}: content must be a string or a list")
+            continue
+        for number, block in enumerate(_blocks(message)):
+            problems += block_problems(block, f"{where}.content[{number}]")
+            kind = block.get("type") if isinstance(block, dict) else None
+            if message.get("role") == "user" and kind in ONLY_FROM_ASSISTANT:
+                problems.append(f"{where}.content[{number}]: a {kind} block in a user turn")
+            if message.get("role") == "assistant" and kind in ONLY_FROM_USER:
+                problems.append(f"{where}.content[{number}]: a {kind} block in an assistant turn")
+        for tool_use_id in _tool_use_ids(message):
+            if tool_use_id in seen_ids:
+                problems.append(f"{where}: tool_use id {tool_use_id!r} used twice")
+            seen_ids.add(tool_use_id)
+        # Each tool_use gets exactly one tool_result, in order, first in the next user turn.
+        asked = _tool_use_ids(messages[i - 1]) if i > 0 and message.get("role") == "user" else []
+        answered = _tool_result_ids(message)
+        if message.get("role") == "user" and answered != asked:
+            problems.append(f"{where}: tool_results for {answered}, but the turn before asked for {asked}")
+        leading = [b.get("tool_use_id") for b in _blocks(message)[:len(asked)]
+                   if isinstance(b, dict) and b.get("type") == "tool_result"]
+        if asked and leading != asked:
+            problems.append(f"{where}: the tool_results must come first, in the order of the tool_use blocks")
+    if messages[-1].get("role") == "assistant" and _tool_use_ids(messages[-1]):
+        problems.append(f"messages[{len(messages) - 1}]: tool_use with no tool_result after it")
+    if messages[-1].get("role") != "user":
+        problems.append("the last message of a request must be a user turn")
+    return problems
+
+
+def tool_problems(tools):
+    problems = []
+    for number, tool in enumerate(tools):
+        try:
+            TOOL_ADAPTER.validate_python(tool, strict=True)
+        except ValidationError as error:
+            problems.append(f"tools[{number}]: not a valid tool: {error.errors()[0]['msg']}")
+        if tool.get("type", "custom") == "custom" and set(tool) - set(ToolParam.__annotations__):
+            problems.append(f"tools[{number}]: keys the API does not know: {sorted(set(tool) - set(ToolParam.__annotations__))}")
+    names = [tool.get("name") for tool in tools]
+    if len(names) != len(set(names)):
+        problems.append(f"tool names repeat: {names}")
+    return problems
+
+
+def request_problems(request):
+    """Everything the Messages API would refuse in one create() call. [] if nothing."""
+    problems = [f"unknown request key {key!r}" for key in request if key not in REQUEST_KEYS]
+    problems += tool_problems(request.get("tools", []))
+    system = request.get("system")
+    if system is not None and not (isinstance(system, str) or isinstance(system, list)):
+        problems.append("system must be a string or a list of text blocks")
+    return problems + history_problems(request.get("messages"))
+
+
+# ======================================================================
+# THE FAKE MODEL, AND ERRORS AS THE SDK RAISES THEM
+# ======================================================================
+
+class EndlessClient(FakeClient):
+    """support.FakeClient that answers a plain end_turn text once its replies run out."""
+
+    def create(self, **request):
+        if not self.replies:
+            self.replies.append(reply(text("(no more scripted replies)")))
+        return super().create(**request)
+
+
+FAKE_HTTP_REQUEST = httpx2.Request("POST", "http://127.0.0.1:9/v1/messages")
+
+API_ERRORS = {  # status: (exception class, error type, message), as the API sends them
+    400: (anthropic.BadRequestError, "invalid_request_error", "messages: roles must alternate"),
+    401: (anthropic.AuthenticationError, "authentication_error", "invalid x-api-key"),
+    429: (anthropic.RateLimitError, "rate_limit_error", "Number of request tokens has exceeded your rate limit"),
+    500: (anthropic.InternalServerError, "api_error", "Internal server error"),
+    529: (anthropic.OverloadedError, "overloaded_error", "Overloaded"),
+}
+
+
+def error_body(status):
+    _, kind, message = API_ERRORS[status]
+    return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+def api_error(kind):
+    """The exception the SDK raises for `kind`: a status code, "connection" or "timeout"."""
+    if kind == "connection":
+        return anthropic.APIConnectionError(request=FAKE_HTTP_REQUEST)
+    if kind == "timeout":
+        return anthropic.APITimeoutError(request=FAKE_HTTP_REQUEST)
+    body = error_body(kind)
+    response = httpx2.Response(kind, json=body, request=FAKE_HTTP_REQUEST)
+    return API_ERRORS[kind][0](f"Error code: {kind} - {body}", response=response, body=body)
+
+
+# ======================================================================
+# THE SANDBOX: A WORKDIR, AND THINGS AROUND IT NO TOOL MAY TOUCH
+# ======================================================================
+
+SECRET = "TOP-SECRET-7f3a"  # the content of the secret files outside the workdir
+
+
+class Sandbox:
+    """A temporary parent folder:
+
+        parent/secret.txt            the secret (its content must never reach the model)
+        parent/sentinel.txt          must stay as it is
+        parent/sentinel_dir/         must stay as it is
+        parent/home/secret.txt       HOME points here while the sandbox is open, so `~` is inside
+        parent/work/                 the workdir: notes.txt, sub/inner.txt, and symlinks
+                                     that lead out (link_out, link_secret, link_rel,
+                                     chain1 -> chain2 -> out, dangling_out, sub/link_up),
+                                     a loop (loop_a <-> loop_b) and one that stays in.
+    """
+
+    def __init__(self):
+        self.parent = Path(tempfile.mkdtemp(prefix="robustness-")).resolve()
+        self.work = self.parent / "work"
+        self.home = self.parent / "home"
+        (self.parent / "secret.txt").write_text(SECRET + "\n")
+        (self.parent / "sentinel.txt").write_text("sentinel\n")
+        (self.parent / "sentinel_dir").mkdir()
+        (self.parent / "sentinel_dir" / "inside.txt").write_text("sentinel inside\n")
+        self.home.mkdir()
+        (self.home / "secret.txt").write_text(SECRET + "\n")
+        self.work.mkdir()
+        (self.work / "notes.txt").write_text("# Field notes\nline two\nline three\n")
+        (self.work / "sub").mkdir()
+        (self.work / "sub" / "inner.txt").write_text("inner\n")
+        links = {
+            "link_out": self.parent,
+            "link_secret": self.parent / "secret.txt",
+            "link_rel": "../secret.txt",
+            "chain1": "chain2",
+            "chain2": "../secret.txt",
+            "dangling_out": self.parent / "not-there.txt",
+            "sub/link_up": "../..",
+            "loop_a": "loop_b",
+            "loop_b": "loop_a",
+            "link_inside": "notes.txt",
+        }
+        for name, target in links.items():
+            os.symlink(target, self.work / name)
+        self._home = patch.dict(os.environ, {"HOME": str(self.home)})
+
+    def __enter__(self):
+        self._home.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._home.stop()
+        shutil.rmtree(self.parent)
+
+    def outside(self):
+        """A snapshot of the parent folder, the workdir left out."""
+        return tree(self.parent, skip=("work",))
+
+    def fill_in(self, value):
+        """A drawn value with the placeholders <parent> and <work> replaced by this sandbox's folders."""
+        if isinstance(value, str):
+            return value.replace(PARENT, str(self.parent)).replace(WORK, str(self.work))
+        if isinstance(value, list):
+            return [self.fill_in(item) for item in value]
+        if isinstance(value, dict):
+            return {key: self.fill_in(item) for key, item in value.items()}
+        return value
+
+
+PARENT, WORK = "<parent>", "<work>"  # placeholders in drawn paths, filled in per sandbox
+
+
+@functools.cache
+def reference_sandbox():
+    """One sandbox, made once, to try drawn paths on (every sandbox has the same layout)."""
+    box = Sandbox()
+    atexit.register(shutil.rmtree, box.parent, True)
+    return box
+
+
+def could_only_reach_the_sandbox(path):
+    """True if a tool acting on `path` could reach nothing outside the sandbox, even
+    with a broken guard. The random paths are filtered with it, so that no bug in a
+    chapter can make a test write outside its temporary folder.
+    """
+    box = reference_sandbox()
+    path = box.fill_in(path)
+    if "\0" in path:
+        return True  # the OS refuses such a path
+    candidates = [box.work / path]
+    if path == "~" or path.startswith("~/"):
+        candidates.append(box.home / path[2:])
+    elif path.startswith("~"):
+        return False  # ~user: somebody's real home
+    return all(Path(os.path.realpath(candidate)).is_relative_to(box.parent) for candidate in candidates)
+
+
+def tree(root, skip=()):
+    """Every entry under `root`, not following symlinks: {relative path: what it is and holds}.
+
+    `skip` names folders left out (with what they hold); the folders above them are
+    left out too, so that creating `.agent/` for `.agent/plans/` is no change.
+    """
+    def left_out(relative):
+        return any(relative == s or relative.startswith(s + "/") for s in skip)
+
+    def above_skipped(relative):
+        return any(s.startswith(relative + "/") for s in skip)
+
+    found = {}
+    for folder, dirs, files in os.walk(root):
+        for name in sorted(dirs + files):
+            path = Path(folder) / name
+            relative = path.relative_to(root).as_posix()
+            if left_out(relative) or above_skipped(relative):
+                continue
+            info = path.lstat()
+            mode = oct(stat.S_IMODE(info.st_mode))
+            if stat.S_ISLNK(info.st_mode):
+                found[relative] = ("symlink", os.readlink(path))
+            elif stat.S_ISDIR(info.st_mode):
+                found[relative] = ("folder", mode)
+            elif stat.S_ISREG(info.st_mode):
+                found[relative] = ("file", mode, path.read_bytes())
+            else:
+                found[relative] = ("other", mode)
+        dirs[:] = [d for d in dirs if not left_out((Path(folder) / d).relative_to(root).as_posix())]
+    return found
+
+
+# ======================================================================
+# THE SAFETY NET FOR BASH
+# ======================================================================
+# The random model only ever asks for the commands below. The last two must be
+# refused by the chapter's catastrophic-command filter; if a chapter forgot to,
+# the net stops them before they start and the test fails.
+
+SAFE_COMMANDS = ["echo hello", "ls", "ls -la sub", "cat notes.txt", "cat missing.txt", "pwd",
+                 "printf x > made-by-bash.txt", "true", "false", "sleep 0", "echo a\0b", "wc -l notes.txt"]
+MUST_BE_REFUSED = ["rm -rf /", ":(){ :|:& };:"]
+
+
+class SafetyNet:
+    """While open, subprocess.Popen refuses to start a command that must be refused."""
+
+    def __init__(self):
+        self.stopped = []
+
+    def __enter__(self):
+        net, real_popen = self, subprocess.Popen
+
+        class GuardedPopen(real_popen):
+            def __init__(self, args, *rest, **options):
+                if isinstance(args, str) and (args.strip() in MUST_BE_REFUSED or "rm -rf" in args or ":(){" in args):
+                    net.stopped.append(args)
+                    raise RuntimeError(f"the safety net stopped {args!r}: the chapter should have refused it")
+                super().__init__(args, *rest, **options)
+
+        self._patch = patch.object(subprocess, "Popen", GuardedPopen)
+        self._patch.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._patch.stop()
+
+
+# ======================================================================
+# STRATEGIES: A MODEL THAT SAYS ANYTHING
+# ======================================================================
+
+STOP_REASONS = ["end_turn", "tool_use", "max_tokens", "stop_sequence", "pause_turn", "refusal",
+                "model_context_window_exceeded"]
+API_ERROR_KINDS = [400, 401, 429, 500, 529, "connection", "timeout"]
+ANSWERS = ["y", "n", "a", "", "some feedback", EOFError]  # what a user may type at a question
+LATER_TOOLS = ["todo_write", "enter_plan_mode", "exit_plan_mode"]  # names from later chapters
+UNKNOWN_TOOLS = ["", "Bash", "rm", "read_file ", "__class__", "../bash", "tool with spaces", "python"]
+
+def weighted(*choices):
+    """A strategy that picks one of (weight, strategy) pairs. (st.one_of weighs its
+    branches alike, and treats the same strategy given twice as one branch.)"""
+    picks = [strategy for weight, strategy in choices for _ in range(weight)]
+    return st.integers(0, len(picks) - 1).flatmap(lambda index: picks[index])
+
+
+# Text as the model writes it: any Unicode that UTF-8 can carry (no lone surrogates).
+any_text = st.text(st.characters(codec="utf-8"), max_size=20)
+some_text = any_text.filter(lambda value: value.strip() != "")  # the API sends no blank text blocks
+json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-10, 10**6),
+                         st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=6))
+json_values = st.recursive(json_scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=2), st.dictionaries(st.text(max_size=4), inner, max_size=2)), max_leaves=3)
+
+BROKEN_SETTINGS = ["{", "null", "[]", '{"permissions": 5}', '{"permissions": {"allow": "bash"}}',
+                   '{"hooks": []}', '{"hooks": {"PreToolUse": "x"}}', "\0"]
+
+PATH_SEGMENTS = ["notes.txt", "sub", "inner.txt", "new.txt", "deep", ".", "..", "~", "link_out",
+                 "link_secret", "link_rel", "chain1", "dangling_out", "link_up", "loop_a", "link_inside",
+                 ".agent", "settings.json", "plans", "", " ", "a\\b", "\u2024\u2024", "\uff0e\uff0e",
+                 "a\0b", "x" * 300]
+
+
+ATTACK_PATHS = [
+    "../secret.txt", "./../secret.txt", "sub/../../sentinel.txt", "../sentinel_dir/inside.txt", "..",
+    f"{PARENT}/secret.txt", f"{PARENT}/sentinel_dir/new.txt", f"{WORK}/../sentinel.txt", "~/secret.txt", "~",
+    "link_out/secret.txt", "link_out/sentinel_dir/new.txt", "link_secret", "link_rel", "chain1", "dangling_out",
+    "sub/link_up/sentinel.txt", "loop_a", "notes.txt\0", "", "   ", "..\\secret.txt", "\u2024\u2024/secret.txt",
+]
+PLAIN_PATHS = ["notes.txt", "sub/inner.txt", "new.txt", "sub/new/deep.txt", ".", "./notes.txt", "link_inside",
+               ".agent/settings.json", ".agent/plans/plan.md", f"{WORK}/notes.txt", "x" * 300]
+
+PATHS = weighted(
+    (3, st.sampled_from(ATTACK_PATHS)),
+    (3, st.sampled_from(PLAIN_PATHS)),
+    (1, st.lists(st.sampled_from(PATH_SEGMENTS), min_size=1, max_size=4).map("/".join)),
+    (1, st.text(alphabet="./~\\ \0ab", max_size=8)),
+).map(lambda path: path if could_only_reach_the_sandbox(path) else "../sentinel.txt")
+"""Paths a model might send: plain, odd, and attacks. One that could reach past the sandbox
+is swapped for ../sentinel.txt (an attack that stays in the sandbox), not filtered out:
+a filter that often says no makes hypothesis avoid drawing paths at all."""
+
+PATTERNS = st.one_of(st.sampled_from([
+    "*", "**/*", "*.txt", "sub/*", "**/*.md", "*/secret.txt", "*/*", "link_out/*", "../*", "/*",
+    "~/*", "[.][.]/secret.txt", ".*", "**", ".", "./", "", "*\0", f"{PARENT}/*", "**/../secret.txt",
+]), PATHS)
+"""Glob patterns, plain and hostile."""
+
+
+def value_for(field, spec):
+    """A strategy for one field of a tool's input, from its JSON schema (`spec`)."""
+    if field == "command":
+        return weighted((4, st.sampled_from(SAFE_COMMANDS)), (1, st.sampled_from(MUST_BE_REFUSED)))
+    if field == "path":
+        return PATHS
+    if field == "pattern":
+        return PATTERNS
+    if field == "old_string":
+        return st.one_of(st.sampled_from(["Field notes", "line", "line two", "", "inner"]), any_text)
+    if field == "content":
+        return st.one_of(any_text, st.sampled_from(BROKEN_SETTINGS))
+    if "enum" in spec:
+        return st.sampled_from([*spec["enum"], "bogus"])
+    kind = spec.get("type")
+    if kind == "string":
+        return any_text
+    if kind == "integer":
+        return st.one_of(st.integers(-2, 6), st.sampled_from([10**6, 2**63]))
+    if kind == "boolean":
+        return st.booleans()
+    if kind == "array":
+        return st.lists(value_for(None, spec.get("items", {})), max_size=3)
+    if kind == "object" and "properties" in spec:
+        return object_for(spec)
+    return json_values
+
+
+def object_for(schema):
+    """A JSON object that fits `schema`: its required fields and some of the optional ones."""
+    fields = schema.get("properties", {})
+    required = {key: value_for(key, fields[key]) for key in schema.get("required", []) if key in fields}
+    optional = {key: value_for(key, spec) for key, spec in fields.items() if key not in required}
+    return st.fixed_dictionaries(required, optional=optional)
+
+
+WRONG_TYPES = [None, 1, 1.5, True, [], {}, "text"]
+
+
+@st.composite
+def tool_input(draw, schema):
+    """An input for a tool: mostly a good one, sometimes broken the ways models break them."""
+    good = draw(object_for(schema))
+    how = draw(st.sampled_from(["good"] * 8 + ["missing field", "wrong type", "extra field", "other object"]))
+    broken = dict(good)
+    if how == "missing field" and schema.get("required"):
+        del broken[draw(st.sampled_from(schema["required"]))]
+    elif how == "wrong type" and broken:
+        key = draw(st.sampled_from(sorted(broken)))
+        broken[key] = draw(st.sampled_from([value for value in WRONG_TYPES if type(value) is not type(broken[key])]))
+    elif how == "extra field":
+        broken[draw(st.sampled_from(["workdir", "self", "extra", "cwd"]))] = draw(json_values)
+    elif how == "other object":  # fields the tool does not have (never its own field names)
+        fields = set(schema.get("properties", {}))
+        broken = draw(st.dictionaries(st.text(max_size=6).filter(lambda key: key not in fields),
+                                      json_values, max_size=2))
+    return broken
+
+
+def tool_use_blocks(tools):
+    """tool_use blocks (without ids): mostly a known tool, sometimes a later chapter's tool or nonsense."""
+    inputs = {tool["name"]: tool_input(tool["input_schema"]) for tool in tools}
+    known = st.sampled_from(sorted(inputs))
+    foreign_input = weighted((3, known.flatmap(lambda name: inputs[name])),
+                             (1, st.dictionaries(st.text(max_size=6), json_values, max_size=2)))
+    return weighted(
+        (4, known.flatmap(lambda name: inputs[name].map(lambda value: (name, value)))),
+        (1, st.tuples(st.sampled_from(LATER_TOOLS + UNKNOWN_TOOLS), foreign_input)),
+        (1, st.tuples(st.text(max_size=10), foreign_input)),
+    ).map(lambda pair: {"type": "tool_use", "name": pair[0], "input": pair[1]})
+
+
+def _model_events(tools, interrupts):
+    # Weighted towards replies that call tools and stop for them, so that even the
+    # small examples hypothesis tries first run some tools.
+    block = weighted((2, tool_use_blocks(tools)), (1, some_text.map(text)))
+    stop_reason = weighted((2, st.none()), (1, st.sampled_from(STOP_REASONS)))  # None: the fitting one
+    turn = st.tuples(st.just("reply"), st.lists(block, min_size=1, max_size=3), stop_reason)
+    error = st.tuples(st.just("api error"), st.sampled_from(API_ERROR_KINDS))
+    ctrl_c = st.just(("ctrl-c",))
+    event = weighted((6, turn), (1, error), *([(1, ctrl_c)] if interrupts else []))
+    return st.lists(event, min_size=2, max_size=8)
+
+
+_events_cache = {}
+
+
+def model_events(tools, interrupts=True):
+    """What the model call does, call after call: ("reply", blocks, stop_reason),
+    ("api error", kind) or ("ctrl-c",). One strategy per tool list, built once."""
+    key = (json.dumps(tools, sort_keys=True), interrupts)
+    if key not in _events_cache:
+        _events_cache[key] = _model_events(tools, interrupts)
+    return _events_cache[key]
+
+
+def replies_for(events, box):
+    """Turn drawn events into what EndlessClient plays: Messages, and functions that raise."""
+    replies, numbers = [], iter(range(1, 10_000))
+    for event in events:
+        if event[0] == "reply":
+            _, blocks, stop_reason = event
+            blocks = [dict(block, id=f"toolu_r{next(numbers):03d}", input=box.fill_in(block["input"]))
+                      if block["type"] == "tool_use" else block for block in blocks]
+            replies.append(reply(*blocks, stop_reason=stop_reason))
+        elif event[0] == "api error":
+            replies.append(lambda request, kind=event[1]: api_error(kind))
+        else:
+            replies.append(lambda request: KeyboardInterrupt())
+    return replies
+
+
+prompts = st.lists(any_text.map(str.strip).filter(bool), min_size=1, max_size=3)  # as the REPL sends them
+
+
+# What a Python hook (s04 and later) may return, or raise: good decisions and bad ones.
+HOOK_OUTCOMES = [None, {"decision": "block", "reason": "a hook says no"}, {"decision": "block"},
+                 {"decision": "allow"}, {"context": "a hook adds this"}, {"context": " "},
+                 {"decision": "maybe"}, "not a decision", RuntimeError]
+
+
+def hook_returning(outcome):
+    """A hook function that always returns `outcome`, or raises it if it is an exception class."""
+    def hook(event):
+        if isinstance(outcome, type) and issubclass(outcome, BaseException):
+            raise outcome("raised by a hook")
+        return copy.deepcopy(outcome)
+    return hook
+
+
+def answering(data, answers=ANSWERS):
+    """A stand-in for input(): each question gets a random answer drawn by hypothesis."""
+    def fake_input(prompt=""):
+        answer = data.draw(st.sampled_from(answers), label="answer")
+        if isinstance(answer, type) and issubclass(answer, BaseException):
+            raise answer()
+        return answer
+    return fake_input
+
+
+# ======================================================================
+# PLAN MODE (s06)
+# ======================================================================
+# TODO(s06): align with s06_plan_mode once it lands. Assumed: the Session dataclass has
+# a boolean field `plan_mode`, True while plan mode is on, and tools run through the
+# module-level function run_tool(session, block, ...). The plan-mode check turns itself
+# on only for a chapter whose Session has that field.
+
+PLAN_MODE_FIELD = "plan_mode"
+PLANS_FOLDER = ".agent/plans"
+
+
+def has_plan_mode(chapter):
+    return PLAN_MODE_FIELD in getattr(chapter.Session, "__dataclass_fields__", {})
+
+
+class PlanModeWatch:
+    """Wraps chapter.run_tool: a tool call that starts in plan mode may change only .agent/plans/."""
+
+    def __init__(self, chapter):
+        self.chapter, self.broken = chapter, []
+
+    def __enter__(self):
+        real_run_tool = self.chapter.run_tool
+
+        def watched(session, block, *rest, **options):
+            if not getattr(session, PLAN_MODE_FIELD, False):
+                return real_run_tool(session, block, *rest, **options)
+            before = tree(session.workdir, skip=(PLANS_FOLDER,))
+            try:
+                return real_run_tool(session, block, *rest, **options)
+            finally:
+                if tree(session.workdir, skip=(PLANS_FOLDER,)) != before:
+                    self.broken.append(f"{block['name']} {block['input']!r} changed the workdir in plan mode")
+
+        self._patch = patch.object(self.chapter, "run_tool", watched)
+        self._patch.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._patch.stop()
+
+
+# ======================================================================
+# SMALL HELPERS
+# ======================================================================
+
+def tool_names_by_id(messages):
+    return {b["id"]: b["name"] for m in messages if m["role"] == "assistant"
+            for b in m["content"] if b.get("type") == "tool_use"}
+
+
+def tool_results(messages):
+    return [b for m in messages if m["role"] == "user" and isinstance(m["content"], list)
+            for b in m["content"] if b.get("type") == "tool_result"]
+
+
+def run_one_tool(chapter, workdir, name, tool_input_value, answer="y"):
+    """Let the model call one tool through run_turn; return the tool_result it got.
+
+    Questions (s03 and later) are answered `answer`, "y" by default, so that what
+    stops a bad path is the workspace guard and not a denied permission.
+    """
+    client = EndlessClient(reply(tool_use("toolu_1", name, tool_input_value)))
+    session = new_session(chapter, client, workdir)
+    with patch("builtins.input", lambda prompt="": answer), redirect_stdout(io.StringIO()):
+        chapter.run_turn(session, f"use {name}")
+    results = tool_results(client.calls[1]["messages"])
+    assert [result["tool_use_id"] for result in results] == ["toolu_1"]
+    return results[0]

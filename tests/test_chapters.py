@@ -1,0 +1,524 @@
+"""Every chapter, as a learner runs it, and the contract between chapters (COURSE.md).
+
+Generic over support.PRESENT: a chapter is checked here as soon as its code.py exists.
+
+  - the scenario, one shot and through the REPL with piped stdin, offline
+  - --trace writes one JSON line per model call; --script replays such a trace
+  - a missing or broken --script is one line on stderr and exit code 2
+  - importing a chapter writes nothing, reads no key, opens no connection
+  - the section contract: carried-over sections are byte-identical to the
+    previous chapter's, and banners say what is new or changed
+  - a chapter imports only the standard library, anthropic and dotenv
+
+Each `python sNN/code.py` run pays ~1.5-3 s for `import anthropic`, and there
+are five runs per chapter. So the runs are made by a small runner that imports
+anthropic once and forks a fresh process per run: each run still is its own
+process with its own argv, cwd, environment, stdin, stdout, stderr and exit
+status, running code.py as __main__. All runs start together in one
+module-scoped fixture and the tests share their results.
+"""
+
+import ast
+import difflib
+import hashlib
+import itertools
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from support import CHAPTERS, PRESENT, ROOT, clean_env, load_chapter, read_trace
+
+# ======================================================================
+# The runner: many `python code.py ...` runs, one `import anthropic`
+# ======================================================================
+
+# The runner process reads one job (JSON) per line. For each it forks a monitor,
+# which forks the run, reports {"id", "pid"} at once and {"id", "returncode"} (as
+# subprocess would give it) when the run ends. Runs go on side by side.
+RUNNER = r'''
+import io, json, os, runpy, signal, sys, tempfile, traceback
+import anthropic  # noqa: F401  (the slow import, paid once: every run starts with it done)
+
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps finished monitors
+report = sys.stdout.buffer
+
+
+def run(job):
+    """Become `python SCRIPT ARGS` with the job's cwd, environment and files."""
+    os.setsid()  # its own process group, so a run that hangs can be stopped whole
+    os.chdir(job["cwd"])
+    os.environ.clear()
+    os.environ.update(job["env"])
+    tempfile.tempdir = None  # follow the job's TMPDIR
+    for fd, name, flags in ((0, "stdin", os.O_RDONLY), (1, "stdout", os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+                            (2, "stderr", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)):
+        opened = os.open(job[name], flags, 0o600)
+        os.dup2(opened, fd)
+        os.close(opened)
+    sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
+    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", write_through=True)
+    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8",
+                                  errors="backslashreplace", write_through=True)
+    sys.argv = [job["script"], *job["args"]]
+    sys.path[0] = os.path.dirname(job["script"])
+    try:
+        runpy.run_path(job["script"], run_name="__main__")
+        return 0
+    except SystemExit as stop:
+        if stop.code is None or isinstance(stop.code, int):
+            return stop.code or 0
+        print(stop.code, file=sys.stderr)
+        return 1
+    except BaseException:
+        traceback.print_exc()
+        return 1
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+
+
+for line in sys.stdin:
+    job = json.loads(line)
+    if os.fork() == 0:  # the monitor
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                code = run(job)
+            finally:
+                os._exit(code)
+        report.write((json.dumps({"id": job["id"], "pid": pid}) + "\n").encode())
+        report.flush()
+        _, status = os.waitpid(pid, 0)
+        report.write((json.dumps({"id": job["id"], "returncode": os.waitstatus_to_exitcode(status)}) + "\n").encode())
+        report.flush()
+        os._exit(0)
+'''
+
+
+class Runner:
+    """Start `python SCRIPT ARGS` runs at once; collect each as a CompletedProcess."""
+
+    def __init__(self, folder):
+        self.folder = Path(folder)
+        self.numbers = itertools.count(1)
+        self.jobs = {}
+        self.pids = {}
+        self.ended = {}
+        self.unread = b""
+        self.forking = hasattr(os, "fork")
+        if self.forking:
+            self.process = subprocess.Popen([sys.executable, "-c", RUNNER], cwd=ROOT, env=clean_env(),
+                                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    def start(self, script, *args, stdin="", cwd=ROOT, env=None):
+        number = next(self.numbers)
+        files = {part: self.folder / f"{number}.{part}" for part in ("stdin", "stdout", "stderr")}
+        files["stdin"].write_text(stdin)
+        job = {"id": number, "script": str(script), "args": [str(arg) for arg in args], "cwd": str(cwd),
+               "env": env or clean_env(), **{part: str(path) for part, path in files.items()}}
+        if self.forking:
+            self.process.stdin.write((json.dumps(job) + "\n").encode())
+            self.process.stdin.flush()
+            self.jobs[number] = job
+        else:  # no fork (Windows): a plain subprocess, slower
+            with files["stdin"].open() as i, files["stdout"].open("w") as o, files["stderr"].open("w") as e:
+                self.jobs[number] = job, subprocess.Popen([sys.executable, job["script"], *job["args"]],
+                                                          cwd=cwd, env=job["env"], stdin=i, stdout=o, stderr=e)
+        return number
+
+    def result(self, number, timeout=120):
+        if self.forking:
+            self._wait_for(number, timeout)
+            job, returncode = self.jobs[number], self.ended[number]
+        else:
+            job, process = self.jobs[number]
+            returncode = process.wait(timeout)
+        return subprocess.CompletedProcess(
+            [sys.executable, job["script"], *job["args"]], returncode,
+            Path(job["stdout"]).read_text(encoding="utf-8"), Path(job["stderr"]).read_text(encoding="utf-8"))
+
+    def _wait_for(self, number, timeout):
+        deadline = time.monotonic() + timeout
+        stream = self.process.stdout.fileno()
+        while number not in self.ended:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([stream], [], [], left)[0]:
+                if number in self.pids:  # stop the run and whatever it started
+                    try:
+                        os.killpg(self.pids[number], signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                raise TimeoutError(f"run {self.jobs[number]['args']} did not end within {timeout} s")
+            chunk = os.read(stream, 65536)
+            if not chunk:
+                raise RuntimeError("the runner process ended early")
+            *lines, self.unread = (self.unread + chunk).split(b"\n")
+            for line in map(json.loads, lines):
+                if "pid" in line:
+                    self.pids[line["id"]] = line["pid"]
+                else:
+                    self.ended[line["id"]] = line["returncode"]
+
+    def close(self):
+        if self.forking:
+            self.process.stdin.close()
+            self.process.wait(timeout=30)
+            self.process.stdout.close()
+
+
+# ======================================================================
+# What a run should print
+# ======================================================================
+
+def scenario(name):
+    return json.loads((ROOT / name / "scenario.json").read_text(encoding="utf-8"))
+
+
+def final_text(name):
+    """The text of the script's last turn: what the run must end by printing."""
+    last = scenario(name)["turns"][-1]
+    return "\n".join(block["text"] for block in last["content"] if block["type"] == "text")
+
+
+def label(name):
+    return name.split("_")[0]
+
+
+def lines(*items):
+    return "".join(f"{item}\n" for item in items)
+
+
+def call_lines(stdout):
+    """The lines where a run shows a tool call ("  > bash: ls")."""
+    return [line for line in stdout.splitlines() if line.startswith("  > ")]
+
+
+def snapshot(name):
+    """Every file of a chapter folder with its hash (Python's caches aside: git ignores them)."""
+    folder = ROOT / name
+    return {path.relative_to(folder).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+            for path in sorted(folder.rglob("*")) if path.is_file() and "__pycache__" not in path.parts}
+
+
+# Run by the runner in a fresh folder: import one chapter as a module and report
+# what the import did. Audit hooks see files opened for writing, sockets and
+# processes; a watched os.environ sees reads of the key variables; a wrapped
+# load_dotenv() sees the .env being read (it belongs in main(), not at import).
+IMPORT_CHECK = r'''
+import importlib.util, json, os, sys
+
+path = sys.argv[1]
+SECRETS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+WRITING = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+CHANGES = {"os.mkdir", "os.rename", "os.remove", "os.rmdir", "os.symlink", "os.link", "os.truncate",
+           "os.chmod", "os.chown", "os.utime", "shutil.copyfile", "shutil.copytree", "shutil.rmtree",
+           "shutil.move", "tempfile.mkstemp", "tempfile.mkdtemp"}
+PROCESSES = {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty"}
+seen = {"writes": [], "network": [], "processes": [], "asked": [], "key_reads": []}
+watching = False
+
+
+def hook(event, args):
+    if not watching:
+        return
+    if event == "open" and isinstance(args[2], int) and args[2] & WRITING:
+        seen["writes"].append(str(args[0]))
+    elif event in CHANGES:
+        seen["writes"].append(f"{event} {args[0]}")
+    elif event.startswith("socket."):
+        seen["network"].append(event)
+    elif event in PROCESSES:
+        seen["processes"].append(event)
+    elif event == "builtins.input":
+        seen["asked"].append(event)
+
+
+class Watched(type(os.environ)):
+    def __getitem__(self, key):
+        if watching and key in SECRETS:
+            seen["key_reads"].append(key)
+        return super().__getitem__(key)
+
+
+def counted(load_dotenv):
+    def counting(*args, **kwargs):
+        seen["dotenv_loads"] += 1
+        return load_dotenv(*args, **kwargs)
+    return counting
+
+
+import dotenv, dotenv.main
+seen["dotenv_loads"] = 0
+dotenv.load_dotenv = dotenv.main.load_dotenv = counted(dotenv.main.load_dotenv)
+sys.addaudithook(hook)
+os.environ.__class__ = Watched
+spec = importlib.util.spec_from_file_location("chapter_under_test", path)
+module = importlib.util.module_from_spec(spec)
+watching = True
+spec.loader.exec_module(module)
+watching = False
+seen["cwd"] = sorted(os.listdir("."))
+seen["home"] = sorted(os.listdir(os.environ["HOME"]))
+print(json.dumps(seen))
+'''
+
+
+# ======================================================================
+# All the runs, started at once
+# ======================================================================
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root_before = sorted(os.listdir(ROOT))
+    before = {name: snapshot(name) for name in PRESENT}
+    runner = Runner(tmp_path_factory.mktemp("runner"))
+    checker = runner.folder / "import_check.py"
+    checker.write_text(IMPORT_CHECK)
+    chapters = {}
+    try:
+        for name in PRESENT:
+            base = tmp_path_factory.mktemp(name)
+            script = scenario(name)
+            answers = script.get("answers", [])
+            shutil.copytree(ROOT / name / "workspace", base / "oneshot")
+            (base / "tmp").mkdir()
+            (base / "import" / "home").mkdir(parents=True)
+            (base / "import" / "cwd").mkdir()
+            (base / "broken.json").write_text('{"turns": [\n')
+            code = ROOT / name / "code.py"
+            # A key in the environment, so that reading it (even by copying os.environ) shows.
+            import_env = clean_env(HOME=str(base / "import" / "home"), ANTHROPIC_AUTH_TOKEN="sk-ant-in-env")
+            chapters[name] = SimpleNamespace(
+                name=name, base=base, prompt=script["prompt"], answers=answers,
+                jobs={
+                    # One shot, in a copy of the workspace, recording a trace; run from the
+                    # repository root, where a stray relative write would show.
+                    "oneshot": runner.start(code, "--offline", "--workdir", base / "oneshot",
+                                            "--trace", base / "trace.jsonl", script["prompt"],
+                                            stdin=lines(*answers)),
+                    # The REPL with its default offline workdir: a fresh copy under TMPDIR.
+                    "repl": runner.start(code, "--offline", stdin=lines(script["prompt"], *answers, "q"),
+                                         env=clean_env(TMPDIR=str(base / "tmp"))),
+                    "missing": runner.start(code, "--offline", "--script", "missing.json", cwd=base),
+                    "broken": runner.start(code, "--offline", "--script", "broken.json", cwd=base),
+                    "imported": runner.start(checker, code, cwd=base / "import" / "cwd", env=import_env),
+                })
+        for chapter in chapters.values():  # the replays need the finished traces
+            chapter.oneshot = runner.result(chapter.jobs["oneshot"])
+            shutil.copytree(ROOT / chapter.name / "workspace", chapter.base / "replay")
+            chapter.jobs["replay"] = runner.start(
+                ROOT / chapter.name / "code.py", "--offline", "--script", chapter.base / "trace.jsonl",
+                "--workdir", chapter.base / "replay", "--trace", chapter.base / "replay.jsonl", chapter.prompt,
+                stdin=lines(*chapter.answers))
+        for chapter in chapters.values():
+            for kind in ("repl", "missing", "broken", "imported", "replay"):
+                setattr(chapter, kind, runner.result(chapter.jobs[kind]))
+    finally:
+        runner.close()
+    for chapter in chapters.values():  # the chapter's files, and the names at the root
+        chapter.before = (before[chapter.name], root_before)
+        chapter.after = (snapshot(chapter.name), sorted(os.listdir(ROOT)))
+    return chapters
+
+
+@pytest.fixture(params=PRESENT)
+def run(request, runs):
+    return runs[request.param]
+
+
+# ======================================================================
+# The scenario, one shot and in the REPL
+# ======================================================================
+
+def test_scenario_one_shot_exits_0_and_ends_with_the_scripts_final_text(run):
+    result = run.oneshot
+    assert (result.returncode, result.stderr) == (0, "")
+    out = result.stdout.splitlines()
+    assert out[0] == f"{run.name} · offline (--offline): the scripted model plays {ROOT / run.name / 'scenario.json'}"
+    assert f"workdir: {(run.base / 'oneshot').resolve()}" in out
+    assert out[-len(final_text(run.name).splitlines()):] == final_text(run.name).splitlines()
+
+
+def test_scenario_in_the_repl_runs_the_prompt_then_q_ends_it(run):
+    result = run.repl
+    assert (result.returncode, result.stderr) == (0, "")
+    out = result.stdout.splitlines()
+    final = final_text(run.name).splitlines()
+    # Piped input is echoed after the prompt, so the transcript reads like a session.
+    assert out[-1] == f"{label(run.name)} >> q"
+    assert out[-1 - len(final):-1] == final
+    assert f"{label(run.name)} >> {run.prompt}" in out
+    # Without --workdir, offline, the tools act in a fresh copy of workspace/ under TMPDIR.
+    workdirs = [line.removeprefix("workdir: ") for line in out if line.startswith("workdir: ")]
+    assert [Path(workdir).parent for workdir in workdirs] == [(run.base / "tmp").resolve()]
+    assert call_lines(result.stdout) == call_lines(run.oneshot.stdout)
+
+
+def test_scenario_runs_leave_the_repository_untouched(run):
+    assert run.after == run.before
+
+
+# ======================================================================
+# --trace and replaying a trace with --script
+# ======================================================================
+
+def test_trace_has_one_line_per_model_call_with_exactly_the_request_and_response(run):
+    calls = read_trace(run.base / "trace.jsonl")
+    chapter = load_chapter(run.name)
+
+    assert [sorted(call) for call in calls] == [["request", "response"]] * len(calls)
+    assert [sorted(call["request"]) for call in calls] == [
+        ["max_tokens", "messages", "model", "system", "tools"]] * len(calls)
+    assert {(call["request"]["model"], call["request"]["max_tokens"]) for call in calls} == {
+        ("scripted-model", chapter.MAX_TOKENS)}
+    assert calls[0]["request"]["messages"] == [{"role": "user", "content": [{"type": "text", "text": run.prompt}]}]
+    last = calls[-1]["response"]
+    assert "\n".join(block["text"] for block in last["content"] if block["type"] == "text") == final_text(run.name)
+
+
+def test_trace_requests_grow_by_the_answer_and_a_result_for_each_tool_use(run):
+    # Each call sends the previous history, the previous answer as it came, and one
+    # tool_result for each of its tool_use blocks, in order: a valid history.
+    calls = read_trace(run.base / "trace.jsonl")
+    for sent, answered, following in zip(calls, calls, calls[1:]):
+        history, reply = sent["request"]["messages"], answered["response"]
+        new = following["request"]["messages"][len(history):]
+        assert following["request"]["messages"][:len(history)] == history
+        assert [turn["role"] for turn in new] == ["assistant", "user"]
+        assert new[0]["content"] == reply["content"]
+        assert [b["tool_use_id"] for b in new[1]["content"] if b["type"] == "tool_result"] == [
+            b["id"] for b in reply["content"] if b["type"] == "tool_use"]
+
+
+def test_the_run_shows_every_tool_call_of_the_trace(run):
+    chapter = load_chapter(run.name)
+    calls = read_trace(run.base / "trace.jsonl")
+    assert call_lines(run.oneshot.stdout) == [f"  > {chapter.call_summary(block)}" for call in calls
+                                               for block in call["response"]["content"] if block["type"] == "tool_use"]
+
+
+def test_a_trace_replayed_with_script_runs_the_same_tool_calls_and_ends_the_same(run):
+    assert (run.replay.returncode, run.replay.stderr) == (0, "")
+    assert call_lines(run.replay.stdout) == call_lines(run.oneshot.stdout)
+    assert run.replay.stdout.splitlines()[-len(final_text(run.name).splitlines()):] == \
+        final_text(run.name).splitlines()
+    recorded, replayed = read_trace(run.base / "trace.jsonl"), read_trace(run.base / "replay.jsonl")
+    assert [call["response"] for call in replayed] == [call["response"] for call in recorded]
+
+
+# ======================================================================
+# A --script that cannot be used
+# ======================================================================
+
+def test_a_missing_script_is_one_line_on_stderr_and_exit_2(run):
+    assert (run.missing.returncode, run.missing.stdout, run.missing.stderr) == (
+        2, "", f"{run.name}: cannot read missing.json: No such file or directory\n")
+
+
+def test_a_script_that_is_not_json_is_one_line_on_stderr_and_exit_2(run):
+    assert (run.broken.returncode, run.broken.stdout, run.broken.stderr) == (
+        2, "", f"{run.name}: broken.json is neither a script (JSON) nor a trace (JSON lines)\n")
+
+
+# ======================================================================
+# Importing a chapter
+# ======================================================================
+
+def test_importing_a_chapter_writes_nothing_reads_no_key_and_opens_no_connection(run):
+    assert (run.imported.returncode, run.imported.stderr) == (0, "")
+    assert json.loads(run.imported.stdout) == {
+        "writes": [], "network": [], "processes": [], "asked": [], "key_reads": [], "dotenv_loads": 0,
+        "cwd": [], "home": [],
+    }
+
+
+STANDARD = set(sys.stdlib_module_names)
+
+
+@pytest.mark.parametrize("name", PRESENT)
+def test_a_chapter_imports_only_the_standard_library_anthropic_and_dotenv(name):
+    tree = ast.parse((ROOT / name / "code.py").read_text(encoding="utf-8"))
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            imported.add("." * node.level + (node.module or "").split(".")[0])
+    assert sorted(imported - STANDARD - {"anthropic", "dotenv"}) == []
+
+
+# ======================================================================
+# The section contract: the diff is the lesson
+# ======================================================================
+
+BANNER = re.compile(r"^# ={20,}\n# (?P<title>[^\n]*?)\s*\n# ={20,}\n", re.M)
+TAG = re.compile(r"^(?P<name>.*?)\s*(?:\((?P<kind>new|changed) in (?P<chapter>s\d\d)\))?$")
+
+
+def sections(name):
+    """{section name: (tag, the section's text from its banner to the next)}, in file order."""
+    source = (ROOT / name / "code.py").read_text(encoding="utf-8")
+    banners = list(BANNER.finditer(source))
+    found = {}
+    for banner, following in zip(banners, banners[1:] + [None]):
+        tag = TAG.match(banner["title"])
+        text = source[banner.start():following.start() if following else len(source)]
+        assert tag["name"] not in found, f"{name}: two sections named {tag['name']}"
+        found[tag["name"]] = ((tag["kind"], tag["chapter"]), text)
+    return found
+
+
+PAIRS = [(old, new) for old, new in zip(CHAPTERS, CHAPTERS[1:]) if old in PRESENT and new in PRESENT]
+
+
+@pytest.mark.parametrize("name", PRESENT)
+def test_a_chapter_is_in_sections_under_banners(name):
+    found = sections(name)
+    assert "THE AGENT LOOP" in found
+    # Tags name this chapter or an earlier one, never a later one.
+    assert sorted({chapter for (_, chapter), _ in found.values() if chapter and chapter > label(name)}) == []
+
+
+def describe_difference(old, new, section_name, old_text, new_text):
+    return "".join(difflib.unified_diff(old_text.splitlines(True), new_text.splitlines(True),
+                                        f"{old}: {section_name}", f"{new}: {section_name}"))
+
+
+@pytest.mark.parametrize("old, new", PAIRS)
+def test_sections_not_tagged_for_this_chapter_are_byte_identical_to_the_previous_chapter(old, new):
+    before, after = sections(old), sections(new)
+    carried = [name for name, ((_, chapter), _) in after.items() if chapter != label(new)]
+    differing = [name for name in carried if before.get(name, (None, None))[1] != after[name][1]]
+    assert differing == [], "\n".join(
+        describe_difference(old, new, name, before.get(name, (None, ""))[1], after[name][1]) for name in differing)
+
+
+@pytest.mark.parametrize("old, new", PAIRS)
+def test_sections_tagged_new_are_new_and_sections_tagged_changed_did_change(old, new):
+    before, after = sections(old), sections(new)
+    new_here = [name for name, ((kind, chapter), _) in after.items() if (kind, chapter) == ("new", label(new))]
+    changed_here = [name for name, ((kind, chapter), _) in after.items()
+                    if (kind, chapter) == ("changed", label(new))]
+    assert [name for name in new_here if name in before] == []
+    assert [name for name in changed_here if name not in before] == []
+    # "Changed" must change more than the banner line.
+    assert [name for name in changed_here
+            if BANNER.sub("", after[name][1], count=1) == BANNER.sub("", before[name][1], count=1)] == []
+
+
+@pytest.mark.parametrize("old, new", PAIRS)
+def test_sections_keep_their_order_from_one_chapter_to_the_next(old, new):
+    before, after = list(sections(old)), list(sections(new))
+    assert [name for name in after if name in before] == [name for name in before if name in after]

@@ -1,0 +1,279 @@
+"""The chapter notebooks: generated, committed clean, and they run offline from top to bottom.
+
+A session fixture executes every notebook once, a few at a time (a kernel start and `import
+anthropic` cost seconds each), and the tests per chapter look at the results. The runs share one
+asyncio event loop: nbclient's blocking execute() in threads would leave one event loop per
+thread unclosed, which pytest (filterwarnings = error) turns into a ResourceWarning failure.
+"""
+
+import asyncio
+import http.server
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import nbformat
+import pytest
+
+from support import PRESENT, ROOT
+
+pytestmark = pytest.mark.slow
+
+CELL_TIMEOUT = 60  # seconds one cell may take
+AT_ONCE = 3  # notebooks executed at the same time
+LIVE_CHAPTER = "s01_loop"  # the notebook whose live cell is also run, against a fake API on loopback
+FAKE_KEY = "sk-fake-notebook-key"
+
+# What each notebook's "idea at work" cell (tagged "idea") must show.
+IDEA_SHOWS = {
+    "s01_loop": [r"ids answered: \['toolu_02', 'toolu_03'\]", r'"type": "tool_result"'],
+    "s02_tools": [r"Refused: '\.\./CHANGELOG\.md' contains '\.\.'", r'"is_error": true'],
+    "s03_permissions": [r"Denied: this command deletes the root or home folder", r'"is_error": true'],
+    "s04_hooks": [r"Blocked by a PreToolUse hook: Network access is off here", r'<hook event=\\"Stop\\">'],
+    "s05_todo_write": [re.escape("<reminder>Update your todos.</reminder>"),
+                       r"The reminder is block 1 of messages\[14\], a user turn of 2 blocks \(the last one\)"],
+    "s06_plan_mode": [r"plan file: \S+/\.agent/plans/plan-\d{8}-\d{6}-[0-9a-f]{6}\.md",
+                      r"## Plan: a --shout option for greet\.py"],
+}
+
+# The chapter's questions, and the scripted answer printed after each.
+QUESTIONS = {
+    "s03_permissions": "[n] no: [scripted] y\n",
+    "s06_plan_mode": "or type feedback: [scripted] y\n",
+}
+
+
+def load_generator():
+    spec = importlib.util.spec_from_file_location("notebooks_generator", ROOT / "web" / "notebooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def notebook_path(name):
+    return ROOT / name / "notebook.ipynb"
+
+
+def output_text(cell):
+    """Everything a code cell printed or showed, as one string."""
+    parts = []
+    for output in cell.get("outputs", []):
+        if output["output_type"] == "stream":
+            parts.append(output["text"])
+        elif output["output_type"] == "error":
+            parts.append("\n".join(output["traceback"]))
+        else:
+            parts.append(output.get("data", {}).get("text/plain", ""))
+    return "".join(parts)
+
+
+def all_output(notebook):
+    return "".join(output_text(cell) for cell in notebook.cells if cell.cell_type == "code")
+
+
+def repository_state():
+    """What an executed notebook could leave in the chapter folders.
+
+    New files (untracked or ignored: a __pycache__, an .agent/ folder, a hello.txt) and any change
+    inside a workspace/. Edits to tracked files elsewhere, and a chapter's README.md and
+    notebook.ipynb, are the work of people and generators (perhaps going on while this test
+    runs), so they are left out.
+    """
+    done = subprocess.run(["git", "status", "--porcelain", "--ignored", "--untracked-files=all", "--", *PRESENT],
+                          cwd=ROOT, capture_output=True, text=True, check=True)
+    return [line for line in done.stdout.splitlines()
+            if (line.startswith(("??", "!!")) or "/workspace/" in line)
+            and not re.fullmatch(r"..\s\"?s\d\d_\w+/(README\.md|notebook\.ipynb)\"?", line)]
+
+
+def kernel_env(tmp, **extra):
+    """The kernel's environment: no key, no .env, and temporary folders under pytest's tmp."""
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "MODEL_ID")}
+    env.update(PYTHON_DOTENV_DISABLED="1", TMPDIR=str(tmp), **extra)
+    return env
+
+
+@dataclass
+class Run:
+    notebook: object  # the executed notebook
+    seconds: float = 0.0
+    error: str = ""  # empty, or which cell failed and how
+
+
+async def execute(name, env, at_once):
+    """Run one notebook as Jupyter would, in its own folder; a failure names the cell."""
+    from nbclient import NotebookClient  # slow to import, and only this needs it
+    from nbclient.exceptions import CellControlSignal, CellExecutionError
+
+    run = Run(nbformat.read(notebook_path(name), as_version=4))
+    current = {"index": None}
+
+    def on_cell_start(cell, cell_index):
+        current["index"] = cell_index
+
+    client = NotebookClient(run.notebook, timeout=CELL_TIMEOUT, kernel_name="python3",
+                            resources={"metadata": {"path": str(ROOT / name)}}, on_cell_start=on_cell_start)
+    async with at_once:
+        started = time.monotonic()
+        try:
+            await client.async_execute(env=env)
+        except (CellExecutionError, CellControlSignal, TimeoutError, RuntimeError) as failure:
+            index = current["index"]
+            head = run.notebook.cells[index].source.splitlines()[0] if index is not None else "(no cell yet)"
+            plain = re.sub(r"\x1b\[[0-9;]*m", "", str(failure))  # the traceback without its colours
+            run.error = f"{name}/notebook.ipynb, cell {index} ({head!r}) failed:\n{plain}"
+        run.seconds = time.monotonic() - started
+    return run
+
+
+class FakeAPI(http.server.BaseHTTPRequestHandler):
+    """The Messages API on loopback: every request gets one short text reply."""
+
+    requests = []
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        FakeAPI.requests.append({"path": self.path, "model": body["model"], "messages": body["messages"]})
+        reply = json.dumps({
+            "id": "msg_live", "type": "message", "role": "assistant", "model": body["model"],
+            "content": [{"type": "text", "text": "Hello from the fake live model."}],
+            "stop_reason": "end_turn", "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1},
+        }).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="session")
+def executed(tmp_path_factory):
+    """Every notebook executed offline, and one again with a key (the fake API); the repository
+    state before and after."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FakeAPI)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    live_env = kernel_env(tmp_path_factory.mktemp("live"), ANTHROPIC_API_KEY=FAKE_KEY, MODEL_ID="test-model",
+                          ANTHROPIC_BASE_URL=f"http://127.0.0.1:{server.server_port}")
+
+    async def execute_all():
+        at_once = asyncio.Semaphore(AT_ONCE)
+        jobs = [execute(name, kernel_env(tmp_path_factory.mktemp(name)), at_once) for name in PRESENT]
+        jobs.append(execute(LIVE_CHAPTER, live_env, at_once))
+        *runs, live = await asyncio.gather(*jobs)
+        return dict(zip(PRESENT, runs)), live
+
+    before = repository_state()
+    try:
+        runs, live = asyncio.run(execute_all())
+    finally:
+        server.shutdown()
+        server.server_close()
+    return SimpleNamespace(runs=runs, live=live, before=before, after=repository_state())
+
+
+def ran(executed, name):
+    run = executed.runs[name]
+    if run.error:
+        pytest.skip("the notebook did not run (see test_notebook_runs_offline)")
+    return run.notebook
+
+
+# ---- the committed files -------------------------------------------------------
+
+def test_every_chapter_has_a_notebook():
+    assert [name for name in PRESENT if not notebook_path(name).exists()] == []
+
+
+@pytest.mark.parametrize("name", PRESENT)
+def test_notebook_is_valid_and_clean(name):
+    notebook = nbformat.read(notebook_path(name), as_version=4)
+    nbformat.validate(notebook)
+    assert notebook.nbformat == 4
+    assert notebook.metadata["kernelspec"] == {"name": "python3", "display_name": "Python 3", "language": "python"}
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    assert [(cell.outputs, cell.execution_count) for cell in code] == [([], None)] * len(code)
+    label = name.split("_")[0]
+    assert [cell.id for cell in notebook.cells] == [f"{label}-{index:02d}" for index in range(len(notebook.cells))]
+
+
+@pytest.mark.parametrize("name", PRESENT)
+def test_notebook_runs_the_chapters_own_code(name):
+    source = "\n".join(cell.source for cell in nbformat.read(notebook_path(name), as_version=4).cells)
+    for used in ("chapter = load_chapter(HERE)", "chapter.make_session(", "chapter.ScriptedModel(script)",
+                 "chapter.run_turn(session, "):
+        assert used in source
+    for copied in ("def agent_loop", "def run_turn", "def run_tool", "class ScriptedModel", "def load_script"):
+        assert copied not in source
+
+
+def test_regenerating_changes_nothing(tmp_path):
+    generator = load_generator()
+    generator.generate(dest=tmp_path)
+    for name in PRESENT:
+        assert (tmp_path / name / "notebook.ipynb").read_bytes() == notebook_path(name).read_bytes(), name
+    assert generator.stale() == []
+
+
+def test_check_flag(capsys):
+    assert load_generator().main(["--check"]) == 0
+    assert capsys.readouterr().out == ""
+
+
+# ---- the notebooks, executed ---------------------------------------------------------
+
+@pytest.mark.parametrize("name", PRESENT)
+def test_notebook_runs_offline(name, executed):
+    if executed.runs[name].error:
+        pytest.fail(executed.runs[name].error, pytrace=False)
+
+
+@pytest.mark.parametrize("name", PRESENT)
+def test_notebook_shows_the_idea_at_work(name, executed):
+    idea = [cell for cell in ran(executed, name).cells if "idea" in cell.metadata.get("tags", [])]
+    assert len(idea) == 1
+    shown = output_text(idea[0])
+    for pattern in IDEA_SHOWS[name]:
+        assert re.search(pattern, shown), f"{name}: the idea cell does not show {pattern!r}:\n{shown}"
+
+
+@pytest.mark.parametrize("name", PRESENT)
+def test_questions_get_the_scripted_answers(name, executed):
+    printed = all_output(ran(executed, name))
+    if name in QUESTIONS:
+        assert QUESTIONS[name] in printed
+    else:
+        assert "[scripted]" not in printed and "[no answer left" not in printed
+
+
+@pytest.mark.parametrize("name", PRESENT)
+def test_live_cell_stays_offline_without_a_key(name, executed):
+    last = ran(executed, name).cells[-1]
+    assert "chapter.has_key()" in last.source
+    assert output_text(last).startswith("No ANTHROPIC_API_KEY is set, so this cell stops here")
+
+
+def test_live_cell_with_a_key(executed):
+    """With a key, the last cell talks to the API (here a fake one on loopback), and the key is never shown."""
+    if executed.live.error:
+        pytest.fail(executed.live.error, pytrace=False)
+    prompt = json.loads((ROOT / LIVE_CHAPTER / "scenario.json").read_text())["prompt"]
+    assert FakeAPI.requests == [{"path": "/v1/messages", "model": "test-model",
+                                 "messages": [{"role": "user", "content": [{"type": "text", "text": prompt}]}]}]
+    shown = output_text(executed.live.notebook.cells[-1])
+    assert re.match(r"s01_loop · live: test-model at http://127\.0\.0\.1:\d+", shown)
+    assert shown.endswith("Hello from the fake live model.\n")
+    assert FAKE_KEY not in all_output(executed.live.notebook)
+
+
+def test_notebooks_write_nothing_into_the_repository(executed):
+    assert executed.after == executed.before
