@@ -395,6 +395,8 @@ READ_ONLY_GIT = {"status", "diff", "log", "show", "blame", "ls-files", "rev-pars
 WRITING_OPTIONS = {"find": ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprintf", "-fls"),
                    "sort": ("--output", "--compress-program"), "git": ("--output",), "tree": ("-o",),
                    "rg": ("--pre",), "file": ("-C", "--compile")}
+# Short options that write, alone or in a group of short options: sort -uo out, tree -ao out, tree -R.
+WRITING_LETTERS = {"sort": "o", "tree": "oR"}
 
 
 def is_read_only(command):
@@ -421,7 +423,8 @@ def is_read_only(command):
             return False  # it may read outside the workdir: /etc, ~/.ssh, ../x, $HOME/...
         if any(arg.startswith(option) for arg in args for option in WRITING_OPTIONS.get(program, ())):
             return False
-        if program == "sort" and any(re.fullmatch(r"-[a-zA-Z]*o.*", arg) for arg in args):  # -o, -uo out
+        letters = WRITING_LETTERS.get(program)
+        if letters and any(re.fullmatch(f"-[a-zA-Z]*[{letters}].*", arg) for arg in args):
             return False
         if program == "git" and (not args or args[0] not in READ_ONLY_GIT):
             return False
@@ -552,13 +555,14 @@ def ask_permission(session, block):
             show(f"saved: allow {rule}", 4)
         except (SettingsError, OSError) as error:
             show(f"could not save the rule ({error}); allowed this once", 4)
-    if answer in ("y", "a"):
+    if answer in ("y", "yes", "a"):
         return "allow", "the user said yes"
     return "deny", "The user denied this call. Do not try it again as it is; ask the user, or find another way."
 
 
 def remember_rule(session, rule):
     """Add an allow rule to the settings file, keeping everything else in it."""
+    parse_rule(rule)  # never write a rule that the next load_settings would refuse
     settings = load_settings(session.workdir)
     settings.setdefault("permissions", {}).setdefault("allow", []).append(rule)
     write_atomically(settings_path(session.workdir), json.dumps(settings, indent=2) + "\n")

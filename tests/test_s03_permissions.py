@@ -243,10 +243,6 @@ def test_always_on_a_chain_allows_once_and_saves_nothing(chapter, tmp_path, answ
         "a", "    could not save the rule (an allow rule covers one simple command, not a chain); allowed this once"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG (s03 remember_rule): 'always' saves any rule it builds without checking it, and a path "
-    "with a newline gives a rule parse_rule cannot read back: every later tool call of the session "
-    "fails with SettingsError, and the next start exits 2"))
 def test_always_never_writes_a_rule_the_settings_cannot_read_back(chapter, tmp_path, answers):
     (tmp_path / "a.txt").write_text("hello\n")
     answers("a")
@@ -500,10 +496,6 @@ def test_the_read_only_classifier(chapter):
     assert (len(READ_ONLY), len(NOT_READ_ONLY)) == (38, 46)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG (s03 is_read_only): tree writes files with -o inside a group of short options "
-    "(tree -ao out.txt) and with -R (each folder gets a 00Tree.html), which WRITING_OPTIONS "
-    "('-o' as a prefix only) misses"))
 def test_tree_options_that_write_are_not_read_only(chapter):
     commands = ["tree -ao out.txt", "tree -fo out.txt src", "tree -R -L 1 -H . src"]
     assert {command: chapter.is_read_only(command) for command in commands} == dict.fromkeys(commands, False)

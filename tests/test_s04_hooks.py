@@ -238,6 +238,31 @@ def test_post_tool_use_feedback_is_added_to_the_result(chapter, tmp_path, decisi
     assert (tmp_path / "a.txt").read_text() == "a"  # feedback, not an undo
 
 
+def test_the_example_hook_reports_a_python_file_that_no_longer_parses(chapter, tmp_path):
+    broken = "def subtract(a, b:\n    return a - b\n"
+    try:
+        compile(broken, "calc.py", "exec")
+    except SyntaxError as error:
+        problem = f"{error.msg} (line {error.lineno})"
+    calls = [tool_use("toolu_1", "write_file", {"path": "calc.py", "content": broken}),
+             tool_use("toolu_2", "write_file", {"path": "ok.py", "content": "x = 1\n"}),
+             tool_use("toolu_3", "write_file", {"path": "notes.md", "content": "def (\n"})]
+    client = FakeClient(reply(*calls), reply(text("I will fix calc.py.")))
+    session = new_session(chapter, client, tmp_path, mode="accept_edits")
+    chapter.add_hook(session, "PostToolUse", chapter.check_python_syntax, matcher="write_file|edit_file")
+
+    chapter.run_turn(session, "go")
+
+    first = [user(text("go"))]
+    second = first + [assistant(*calls), user(
+        result("toolu_1", "Created calc.py (36 characters).\n"
+                          f'<hook event="PostToolUse">calc.py no longer parses: {problem}. Fix it first.</hook>'),
+        result("toolu_2", "Created ok.py (6 characters)."),
+        result("toolu_3", "Created notes.md (6 characters)."))]
+    assert client.calls == [request(chapter, session, first), request(chapter, session, second)]
+    assert session.messages == second + [assistant(text("I will fix calc.py."))]
+
+
 # ---- Stop ------------------------------------------------------------------------
 
 def test_stop_block_sends_the_model_back_to_work(chapter, tmp_path, capsys):
@@ -352,8 +377,9 @@ def test_a_command_hook_exit_code_and_output_decide(chapter, tmp_path, capsys, c
     second = first + [assistant(call), user(outcome)]
     assert client.calls == [request(chapter, session, first), request(chapter, session, second)]
     assert session.messages == second + [assistant(text("Done."))]
-    shown = ["    error: " + blocked] if blocked else [line.replace("{missing}", shell_error(entry["command"]))
-                                                        for line in shown]
+    if case == "missing command":
+        shown = [line.replace("{missing}", shell_error(entry["command"])) for line in shown]
+    shown = ["    error: " + blocked] if blocked else shown
     assert capsys.readouterr().out.splitlines() == ["  > bash: echo hi", *shown, "Done."]
     if case == "timeout":
         assert took < 1.5  # stopped at its timeout, not after the 2 seconds it wanted
@@ -429,9 +455,6 @@ def test_command_hook_decisions_directly(chapter, tmp_path):
     with pytest.raises(chapter.HookError) as raised:
         chapter.command_hook("echo bad >&2; exit 3")(event)
     assert str(raised.value) == "exit code 3: bad"
-    with pytest.raises(chapter.HookError) as raised:
-        chapter.command_hook("sleep 2", timeout=0.2)(event)
-    assert str(raised.value) == "timed out after 0.2 seconds"
     assert chapter.HOOK_TIMEOUT == 10
 
 
@@ -446,7 +469,7 @@ def _alive(pid):
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to see whether a process runs")
 def test_a_timed_out_command_hook_leaves_nothing_running(chapter, tmp_path):
-    hook = chapter.command_hook("sleep 30 & echo $! > child.pid; wait", timeout=0.5)
+    hook = chapter.command_hook("sleep 30 & echo $! > child.pid; wait", timeout=0.3)
     with pytest.raises(chapter.HookError):
         hook({"hook_event_name": "Stop", "cwd": str(tmp_path)})
     child = int((tmp_path / "child.pid").read_text())
@@ -552,9 +575,7 @@ def test_done_when_a_command_hook_blocks_a_bash_call(tmp_path):
         user(result("toolu_01", "ready\n[exit code: 0]")),
         user(result("toolu_02", f"Blocked by a PreToolUse hook: {NO_NETWORK}", is_error=True)),
     ]
-    assert (workdir / ".agent" / "tool-calls.log").read_text() == (  # the example hook logged both calls
-        'bash {"command": "echo ready"}\n'
-        'bash {"command": "curl -s https://example.com/style.md"}\n')
+    assert "hooks: PostToolUse[write_file|edit_file], PreToolUse[bash]" in done.stdout.splitlines()
     assert done.stdout.splitlines()[-7:] == [
         "  > bash: echo ready",
         "    ready",
