@@ -540,7 +540,7 @@ def _model_events(tools, interrupts):
     error = st.tuples(st.just("api error"), st.sampled_from(API_ERROR_KINDS))
     ctrl_c = st.just(("ctrl-c",))
     event = weighted((6, turn), (1, error), *([(1, ctrl_c)] if interrupts else []))
-    return st.lists(event, min_size=2, max_size=8)
+    return st.lists(event, min_size=3, max_size=10)
 
 
 _events_cache = {}
@@ -602,10 +602,11 @@ def answering(data, answers=ANSWERS):
 # ======================================================================
 # PLAN MODE (s06)
 # ======================================================================
-# TODO(s06): align with s06_plan_mode once it lands. Assumed: the Session dataclass has
-# a boolean field `plan_mode`, True while plan mode is on, and tools run through the
-# module-level function run_tool(session, block, ...). The plan-mode check turns itself
-# on only for a chapter whose Session has that field.
+# The plan-mode check assumes what s06_plan_mode has: the Session dataclass has a boolean
+# field `plan_mode`, True while plan mode is on, and every tool call goes through the
+# module-level function run_tool(session, block). It turns itself on only for a chapter
+# whose Session has that field. (Written before s06 landed; checked against it since.
+# If s06 renames the field or the function, change PLAN_MODE_FIELD or PlanModeWatch.)
 
 PLAN_MODE_FIELD = "plan_mode"
 PLANS_FOLDER = ".agent/plans"

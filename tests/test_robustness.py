@@ -25,6 +25,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import tracemalloc
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext, redirect_stdout
@@ -87,7 +88,7 @@ def play(chapter, data, box, answers, hook_outcomes=HOOK_OUTCOMES):
     client = EndlessClient(*replies_for(events, box))
     session = new_session(chapter, client, box.work)
     if has_plan_mode(chapter):
-        setattr(session, PLAN_MODE_FIELD, data.draw(st.booleans(), label="start in plan mode"))
+        setattr(session, PLAN_MODE_FIELD, data.draw(st.sampled_from([True, True, False]), label="start in plan mode"))
     if hasattr(chapter, "add_hook"):
         hooks = st.lists(st.tuples(st.sampled_from(chapter.HOOK_EVENTS), st.sampled_from(hook_outcomes)), max_size=3)
         for event, outcome in data.draw(hooks, label="hooks"):
@@ -207,6 +208,57 @@ def test_the_workspace_guard_holds(name, what, path, expected):
         assert after == before
 
 
+# Plan mode (s06) against its strongest opponents: bypass mode, allow rules for every
+# tool, a PreToolUse hook that allows everything, and a user who says yes to all.
+
+PLAN_CHAPTERS = [name for name in PRESENT if has_plan_mode(shared_chapter(name))]
+CHANGING_CALLS = [
+    ("write_file", {"path": "new.txt", "content": "x"}),
+    ("write_file", {"path": ".agent/settings.json", "content": "{}"}),
+    ("edit_file", {"path": "notes.txt", "old_string": "line two", "new_string": "LINE TWO"}),
+    ("bash", {"command": "printf x > made-by-bash.txt"}),
+    ("bash", {"command": "touch made-by-touch.txt"}),
+    ("bash", {"command": "mkdir made-dir"}),
+    ("bash", {"command": "sort -o sorted.txt notes.txt"}),
+    ("bash", {"command": "find . -name notes.txt -delete"}),
+    ("bash", {"command": "git init"}),
+    ("bash", {"command": "ls; touch after-ls.txt"}),
+    ("bash", {"command": "echo $(touch in-substitution.txt)"}),
+]
+
+
+@pytest.mark.parametrize("tool, tool_input", CHANGING_CALLS, ids=[str(call[1]) for call in CHANGING_CALLS])
+@pytest.mark.parametrize("name", PLAN_CHAPTERS)
+def test_plan_mode_refuses_every_change(name, tool, tool_input):
+    chapter = shared_chapter(name)
+    with Sandbox() as box, PlanModeWatch(chapter) as watch:
+        everything = [f"{t['name']}" for t in chapter.TOOLS] + [f"{t['name']}(*)" for t in chapter.TOOLS
+                                                                 if t["name"] in chapter.RULE_SUBJECT]
+        client = EndlessClient(reply(tool_use("toolu_1", tool, tool_input)))
+        session = new_session(chapter, client, box.work, mode="bypass", plan_mode=True,
+                              settings={"permissions": {"allow": everything}})
+        chapter.add_hook(session, "PreToolUse", hook_returning({"decision": "allow"}))
+        with patch("builtins.input", lambda prompt="": "y"), redirect_stdout(io.StringIO()):
+            chapter.run_turn(session, "change it")
+        result = tool_results(session.messages)[0]
+
+    assert (result.get("is_error"), watch.broken) == (True, [])
+
+
+@pytest.mark.parametrize("name", PLAN_CHAPTERS)
+def test_an_approved_plan_writes_only_the_plan_file(name):
+    chapter = shared_chapter(name)
+    with Sandbox() as box, PlanModeWatch(chapter) as watch:
+        client = EndlessClient(reply(tool_use("toolu_1", "exit_plan_mode", {"plan": "1. Do it."})))
+        session = new_session(chapter, client, box.work, plan_mode=True)
+        with patch("builtins.input", lambda prompt="": "y"), redirect_stdout(io.StringIO()):
+            chapter.run_turn(session, "plan it")
+        plans = [plan.read_text() for plan in (box.work / ".agent" / "plans").iterdir()]
+
+    assert (watch.broken, getattr(session, PLAN_MODE_FIELD)) == ([], False)
+    assert plans == ["1. Do it.\n"]
+
+
 # ======================================================================
 # 3. CTRL-C
 # ======================================================================
@@ -240,25 +292,32 @@ def test_ctrl_c_in_a_tool_answers_every_call_and_the_next_prompt_works(name, tmp
 
 @pytest.mark.parametrize("name", PRESENT)
 def test_ctrl_c_while_a_command_runs_stops_it(name, tmp_path):
+    """A real Ctrl-C (SIGINT to this process) while `sleep 20` runs: the command is
+    killed at once, the turn ends with a valid history, and nothing waits 20 seconds."""
     chapter = load_chapter(name)
-    started = []
+    started, timers = [], []
 
-    class CtrlCWhileWaiting(subprocess.Popen):
-        """The wait for the command is interrupted, as by Ctrl-C; later waits work."""
+    class CtrlCSoonAfterStart(subprocess.Popen):
+        def __init__(self, *args, **options):
+            super().__init__(*args, **options)
+            started.append(self)
+            timers.append(threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT)))
+            timers[-1].start()
 
-        def communicate(self, *args, timeout=None, **options):
-            if timeout is not None:
-                started.append(self)
-                raise KeyboardInterrupt
-            return super().communicate(*args, **options)
-
-    client = EndlessClient(reply(tool_use("toolu_1", "bash", {"command": "sleep 5"})))
+    client = EndlessClient(reply(tool_use("toolu_1", "bash", {"command": "sleep 20"})))
     session = new_session(chapter, client, tmp_path)
-    with patch.object(subprocess, "Popen", CtrlCWhileWaiting), patch("builtins.input", lambda prompt="": "y"):
-        assert chapter.run_turn(session, "wait") is False
+    try:
+        with patch.object(subprocess, "Popen", CtrlCSoonAfterStart), patch("builtins.input", lambda prompt="": "y"), \
+                redirect_stdout(io.StringIO()):
+            assert chapter.run_turn(session, "wait") is False
+    except KeyboardInterrupt:
+        pytest.fail("Ctrl-C escaped run_turn")
+    finally:
+        for timer in timers:
+            timer.cancel()
     assert chapter.run_turn(session, "next") is True
 
-    assert [process.returncode for process in started] == [-signal.SIGKILL]  # stopped at once, not waited for
+    assert [process.returncode for process in started] == [-signal.SIGKILL]  # killed, not waited for
     assert [(r["tool_use_id"], r.get("is_error")) for r in tool_results(session.messages)] == [("toolu_1", True)]
     assert no_problems(client.calls) == [[], []]
 
@@ -500,6 +559,28 @@ def test_the_file_tools_keep_the_usual_file_modes(name, tmp_path):
         oct(0o755), oct(0o666 & ~umask))
 
 
+PERMISSION_CHAPTERS = [name for name in PRESENT if hasattr(shared_chapter(name), "ask_permission")]
+
+
+@pytest.mark.parametrize("path", ["", "two\nlines.txt"], ids=["empty path", "newline in the path"])
+@pytest.mark.parametrize("name", PERMISSION_CHAPTERS)
+def test_always_never_saves_a_rule_that_breaks_the_settings(name, path, tmp_path):
+    """Answering 'a' for a path that makes no valid rule ("write_file()") must not leave a
+    settings file that breaks every later tool call and the next start. (Found by these
+    tests; fixed in s03 before they were done: remember_rule checks the rule first.)"""
+    chapter = load_chapter(name)
+    (tmp_path / "notes.txt").write_text("hello\n")
+    client = EndlessClient(reply(tool_use("toolu_1", "write_file", {"path": path, "content": "x"})),
+                           reply(tool_use("toolu_2", "read_file", {"path": "notes.txt"})))
+    session = new_session(chapter, client, tmp_path)
+    with patch("builtins.input", lambda prompt="": "a"), redirect_stdout(io.StringIO()):
+        chapter.run_turn(session, "write it")
+
+    read = tool_results(session.messages)[1]
+    assert (read.get("is_error", False), read["content"]) == (False, "     1\thello")
+    chapter.load_settings(tmp_path)  # what the next start does: it must not raise
+
+
 # ======================================================================
 # 7. BUGS FOUND BY THESE TESTS
 # ======================================================================
@@ -649,29 +730,6 @@ def test_read_file_returns_a_bounded_amount_of_text(name, tmp_path):
     (tmp_path / "bundle.min.js").write_text("x" * 300_000 + "\n")
     result = run_one_tool(load_chapter(name), tmp_path, "read_file", {"path": "bundle.min.js"})
     assert len(result["content"]) < 100_000
-
-
-PERMISSION_CHAPTERS = [name for name in PRESENT if hasattr(shared_chapter(name), "ask_permission")]
-
-
-@pytest.mark.xfail(reason="BUG (born in s03): answering 'a' saves the rule unchecked; for a path that is empty "
-                          "or holds a newline the rule cannot be parsed, so every later tool call fails and "
-                          "the next start stops with a settings error",
-                   strict=True)
-@pytest.mark.parametrize("path", ["", "two\nlines.txt"], ids=["empty path", "newline in the path"])
-@pytest.mark.parametrize("name", PERMISSION_CHAPTERS)
-def test_always_never_saves_a_rule_that_breaks_the_settings(name, path, tmp_path):
-    chapter = load_chapter(name)
-    (tmp_path / "notes.txt").write_text("hello\n")
-    client = EndlessClient(reply(tool_use("toolu_1", "write_file", {"path": path, "content": "x"})),
-                           reply(tool_use("toolu_2", "read_file", {"path": "notes.txt"})))
-    session = new_session(chapter, client, tmp_path)
-    with patch("builtins.input", lambda prompt="": "a"), redirect_stdout(io.StringIO()):
-        chapter.run_turn(session, "write it")
-
-    read = tool_results(session.messages)[1]
-    assert (read.get("is_error", False), read["content"]) == (False, "     1\thello")
-    chapter.load_settings(tmp_path)  # what the next start does: it must not raise
 
 
 @pytest.mark.xfail(reason="BUG (born in s03): is_read_only checks writing options as prefixes, so a cluster of "
