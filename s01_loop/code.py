@@ -25,11 +25,13 @@ import copy
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -125,7 +127,7 @@ BASH_TOOL = {
 }
 
 BASH_TIMEOUT = 30  # seconds
-OUTPUT_LIMIT = 10_000  # characters kept of a command's output
+OUTPUT_LIMIT = 10_000  # bytes kept of a command's output
 
 # Commands no harness should ever run for a model, whatever it says.
 CATASTROPHIC = [
@@ -153,21 +155,32 @@ def run_bash(command, workdir):
         raise ToolError(f"Refused: this command {reason}.")
     env = {k: v for k, v in os.environ.items() if k not in SECRET_VARIABLES}
     process = subprocess.Popen(
-        command, shell=True, cwd=workdir, env=env, text=True, errors="replace",
+        command, shell=True, cwd=workdir, env=env,
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         start_new_session=True,  # its own process group, so a timeout can stop all of it
     )
+    kept, cut = b"", 0  # the first OUTPUT_LIMIT bytes are kept, the rest only counted: a flood cannot fill the memory
+    deadline = time.monotonic() + BASH_TIMEOUT
     try:
-        output, _ = process.communicate(timeout=BASH_TIMEOUT)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([process.stdout], [], [], left)[0]:
+                raise subprocess.TimeoutExpired(command, BASH_TIMEOUT)
+            chunk = os.read(process.stdout.fileno(), 65536)
+            if not chunk:  # the output has ended
+                break
+            room = OUTPUT_LIMIT - len(kept)
+            kept, cut = kept + chunk[:room], cut + len(chunk[room:])
+        process.wait(timeout=max(deadline - time.monotonic(), 0.1))
     except BaseException as stop:  # a timeout, or Ctrl-C: stop the whole group
         os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
+        process.wait()
         if isinstance(stop, subprocess.TimeoutExpired):
-            raise ToolError(f"The command timed out after {BASH_TIMEOUT} seconds and was stopped.")
+            raise ToolError(f"The command timed out after {BASH_TIMEOUT} seconds and was stopped.") from None
         raise
-    if len(output) > OUTPUT_LIMIT:
-        cut = len(output) - OUTPUT_LIMIT
-        output = output[:OUTPUT_LIMIT] + f"\n[output cut: {cut} more characters]"
+    finally:
+        process.stdout.close()
+    output = kept.decode("utf-8", errors="replace") + (f"\n[output cut: {cut} more bytes]" if cut else "")
     return f"{output.rstrip() or '(no output)'}\n[exit code: {process.returncode}]"
 
 
@@ -301,6 +314,8 @@ def build_request(session):
 def call_model(session, request):
     """One model call. With --trace, append exactly what was sent and received."""
     response = session.client.messages.create(**request)
+    if not isinstance(getattr(response, "content", None), list):  # e.g. ANTHROPIC_BASE_URL is another kind of server
+        raise anthropic.AnthropicError("the reply is not a Message: is ANTHROPIC_BASE_URL an Anthropic-compatible API?")
     if session.trace:
         record = {"request": request, "response": response.to_dict(mode="json")}
         with open(session.trace, "a", encoding="utf-8") as trace:
@@ -329,9 +344,9 @@ def describe_api_error(error):
             429: "Rate limited: wait a moment and try again.",
             529: "The API is overloaded: try again in a moment.",
         }.get(error.status_code, "Try again, or check the request.")
-        message = error.api_message or "no details"
+        message = " ".join((error.api_message or "no details").split())[:300]  # one line, even for a traceback
         return f"{error.status_code} {message}. {hint}"
-    return f"{type(error).__name__}: {error}"
+    return " ".join(f"{type(error).__name__}: {error}".split())[:300]
 
 
 # ======================================================================
@@ -414,11 +429,19 @@ def run_tools(session, tool_uses):
     return results
 
 
+def answer_open_tool_uses(messages):
+    """After an interrupt: a tool_use still without a result gets an "interrupted" one."""
+    if messages and messages[-1]["role"] == "assistant":
+        add_user_blocks(messages, [tool_result(block["id"], "Interrupted by the user.", is_error=True)
+                                   for block in messages[-1]["content"] if block["type"] == "tool_use"])
+
+
 def agent_loop(session):
     """Call the model until it stops asking for tools; return its last text."""
     while True:
         response = call_model(session, build_request(session))
-        content = [block_to_dict(block) for block in response.content]
+        content = [block_to_dict(block) for block in response.content
+                   if block.type != "text" or block.text.strip()]  # the API refuses blank text blocks
         if content:  # the API refuses an empty assistant turn in the history
             session.messages.append({"role": "assistant", "content": content})
         text = "\n".join(block["text"] for block in content if block["type"] == "text")
@@ -448,6 +471,7 @@ def run_turn(session, prompt):
         show(f"API error: {describe_api_error(error)}")
     except KeyboardInterrupt:
         show("[Interrupted.]")
+        answer_open_tool_uses(session.messages)
     if [m["role"] for m in session.messages].count("assistant") == [m["role"] for m in before].count("assistant"):
         session.messages[:] = before  # the model never answered: forget the prompt, it can be sent again
     return False
@@ -539,8 +563,11 @@ def main(argv=None):
         return 2
     for line in banner:
         show(line)
-    if args.prompt:
-        return 0 if run_turn(session, args.prompt) else 1
+    if args.prompt is not None:
+        if not args.prompt.strip():
+            print(f"{CHAPTER}: the prompt is empty", file=sys.stderr)
+            return 2
+        return 0 if run_turn(session, args.prompt.strip()) else 1
     return repl(session)
 
 

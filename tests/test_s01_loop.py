@@ -471,7 +471,7 @@ def test_rm_of_root_with_long_options_or_home_with_a_slash_is_refused(s01, comma
 def test_output_over_the_limit_is_cut_with_a_note(s01, tmp_path):
     command = "head -c 10050 /dev/zero | tr '\\0' x"
     assert run_bash_call(s01, tmp_path, {"command": command}) == result(
-        "toolu_1", "x" * 10_000 + "\n[output cut: 50 more characters]\n[exit code: 0]")
+        "toolu_1", "x" * 10_000 + "\n[output cut: 50 more bytes]\n[exit code: 0]")
 
 
 def test_output_at_the_limit_is_kept_whole(s01, tmp_path):

@@ -206,7 +206,7 @@ def test_write_file_that_fails_midway_keeps_the_old_file_and_leaves_no_temporary
 def test_write_file_onto_a_folder_is_an_error_and_leaves_no_temporary_file(s02, work):
     (work / "src").mkdir()
 
-    assert run(s02, work, "write_file", {"path": "src", "content": "x"}) == error("Cannot write src: Is a directory.")
+    assert run(s02, work, "write_file", {"path": "src", "content": "x"}) == error("src is a folder. write_file needs the path of a file.")
     assert listing(work) == ["src"]
 
 
