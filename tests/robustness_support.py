@@ -170,8 +170,9 @@ def tool_problems(tools):
             TOOL_ADAPTER.validate_python(tool, strict=True)
         except ValidationError as error:
             problems.append(f"tools[{number}]: not a valid tool: {error.errors()[0]['msg']}")
-        if tool.get("type", "custom") == "custom" and set(tool) - set(ToolParam.__annotations__):
-            problems.append(f"tools[{number}]: keys the API does not know: {sorted(set(tool) - set(ToolParam.__annotations__))}")
+        unknown = sorted(set(tool) - set(ToolParam.__annotations__))
+        if tool.get("type", "custom") == "custom" and unknown:
+            problems.append(f"tools[{number}]: keys the API does not know: {unknown}")
     names = [tool.get("name") for tool in tools]
     if len(names) != len(set(names)):
         problems.append(f"tool names repeat: {names}")
@@ -314,8 +315,9 @@ def reference_sandbox():
 
 def could_only_reach_the_sandbox(path):
     """True if a tool acting on `path` could reach nothing outside the sandbox, even
-    with a broken guard. The random paths are filtered with it, so that no bug in a
-    chapter can make a test write outside its temporary folder.
+    with a broken guard. Every random path passes this check (or is swapped for one
+    that does), so that no bug in a chapter can make a test write outside its
+    temporary folder.
     """
     box = reference_sandbox()
     path = box.fill_in(path)
@@ -409,15 +411,20 @@ ANSWERS = ["y", "n", "a", "", "some feedback", EOFError]  # what a user may type
 LATER_TOOLS = ["todo_write", "enter_plan_mode", "exit_plan_mode"]  # names from later chapters
 UNKNOWN_TOOLS = ["", "Bash", "rm", "read_file ", "__class__", "../bash", "tool with spaces", "python"]
 
+
 def weighted(*choices):
     """A strategy that picks one of (weight, strategy) pairs. (st.one_of weighs its
     branches alike, and treats the same strategy given twice as one branch.)"""
     picks = [strategy for weight, strategy in choices for _ in range(weight)]
-    return st.integers(0, len(picks) - 1).flatmap(lambda index: picks[index])
+
+    @st.composite
+    def pick(draw):
+        return draw(picks[draw(st.integers(0, len(picks) - 1))])
+    return pick()
 
 
 # Text as the model writes it: any Unicode that UTF-8 can carry (no lone surrogates).
-any_text = st.text(st.characters(codec="utf-8"), max_size=20)
+any_text = st.text(st.characters(codec="utf-8"), max_size=12)
 some_text = any_text.filter(lambda value: value.strip() != "")  # the API sends no blank text blocks
 json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-10, 10**6),
                          st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=6))
@@ -452,6 +459,8 @@ PATHS = weighted(
 is swapped for ../sentinel.txt (an attack that stays in the sandbox), not filtered out:
 a filter that often says no makes hypothesis avoid drawing paths at all."""
 
+COMMANDS = weighted((4, st.sampled_from(SAFE_COMMANDS)), (1, st.sampled_from(MUST_BE_REFUSED)))
+
 PATTERNS = st.one_of(st.sampled_from([
     "*", "**/*", "*.txt", "sub/*", "**/*.md", "*/secret.txt", "*/*", "link_out/*", "../*", "/*",
     "~/*", "[.][.]/secret.txt", ".*", "**", ".", "./", "", "*\0", f"{PARENT}/*", "**/../secret.txt",
@@ -462,7 +471,7 @@ PATTERNS = st.one_of(st.sampled_from([
 def value_for(field, spec):
     """A strategy for one field of a tool's input, from its JSON schema (`spec`)."""
     if field == "command":
-        return weighted((4, st.sampled_from(SAFE_COMMANDS)), (1, st.sampled_from(MUST_BE_REFUSED)))
+        return COMMANDS
     if field == "path":
         return PATHS
     if field == "pattern":
@@ -498,37 +507,50 @@ def object_for(schema):
 WRONG_TYPES = [None, 1, 1.5, True, [], {}, "text"]
 
 
-@st.composite
-def tool_input(draw, schema):
-    """An input for a tool: mostly a good one, sometimes broken the ways models break them."""
-    good = draw(object_for(schema))
-    how = draw(st.sampled_from(["good"] * 8 + ["missing field", "wrong type", "extra field", "other object"]))
-    broken = dict(good)
-    if how == "missing field" and schema.get("required"):
-        del broken[draw(st.sampled_from(schema["required"]))]
-    elif how == "wrong type" and broken:
-        key = draw(st.sampled_from(sorted(broken)))
-        broken[key] = draw(st.sampled_from([value for value in WRONG_TYPES if type(value) is not type(broken[key])]))
-    elif how == "extra field":
-        broken[draw(st.sampled_from(["workdir", "self", "extra", "cwd"]))] = draw(json_values)
-    elif how == "other object":  # fields the tool does not have (never its own field names)
-        fields = set(schema.get("properties", {}))
-        broken = draw(st.dictionaries(st.text(max_size=6).filter(lambda key: key not in fields),
-                                      json_values, max_size=2))
-    return broken
+def tool_input(schema):
+    """Inputs for a tool: mostly good ones, sometimes broken the ways models break them."""
+    good_inputs = object_for(schema)
+    fields = set(schema.get("properties", {}))
+    other_object = st.dictionaries(st.text(max_size=6).filter(lambda key: key not in fields), json_values, max_size=2)
+
+    @st.composite
+    def one_input(draw):
+        broken = dict(draw(good_inputs))
+        how = draw(st.sampled_from(["good"] * 8 + ["missing field", "wrong type", "extra field", "other object"]))
+        if how == "missing field" and schema.get("required"):
+            del broken[draw(st.sampled_from(schema["required"]))]
+        elif how == "wrong type" and broken:
+            key = draw(st.sampled_from(sorted(broken)))
+            wrong = [value for value in WRONG_TYPES if type(value) is not type(broken[key])]
+            broken[key] = draw(st.sampled_from(wrong))
+        elif how == "extra field":
+            broken[draw(st.sampled_from(["workdir", "self", "extra", "cwd"]))] = draw(json_values)
+        elif how == "other object":  # fields the tool does not have (never its own field names)
+            broken = draw(other_object)
+        return broken
+    return one_input()
 
 
 def tool_use_blocks(tools):
     """tool_use blocks (without ids): mostly a known tool, sometimes a later chapter's tool or nonsense."""
     inputs = {tool["name"]: tool_input(tool["input_schema"]) for tool in tools}
-    known = st.sampled_from(sorted(inputs))
-    foreign_input = weighted((3, known.flatmap(lambda name: inputs[name])),
-                             (1, st.dictionaries(st.text(max_size=6), json_values, max_size=2)))
-    return weighted(
-        (4, known.flatmap(lambda name: inputs[name].map(lambda value: (name, value)))),
-        (1, st.tuples(st.sampled_from(LATER_TOOLS + UNKNOWN_TOOLS), foreign_input)),
-        (1, st.tuples(st.text(max_size=10), foreign_input)),
-    ).map(lambda pair: {"type": "tool_use", "name": pair[0], "input": pair[1]})
+    names = sorted(inputs)
+    odd_names = st.sampled_from(LATER_TOOLS + UNKNOWN_TOOLS)
+    random_object = st.dictionaries(st.text(max_size=6), json_values, max_size=2)
+
+    @st.composite
+    def block(draw):
+        kind = draw(st.sampled_from(["known"] * 4 + ["odd name", "random name"]))
+        if kind == "known":
+            name = draw(st.sampled_from(names))
+        else:
+            name = draw(odd_names if kind == "odd name" else st.text(max_size=10))
+        if name in inputs:
+            value = draw(inputs[name])
+        else:  # an unknown tool: mostly what looks like another tool's input, sometimes anything
+            value = draw(inputs[draw(st.sampled_from(names))]) if draw(st.integers(0, 3)) else draw(random_object)
+        return {"type": "tool_use", "name": name, "input": value}
+    return block()
 
 
 def _model_events(tools, interrupts):
@@ -540,7 +562,7 @@ def _model_events(tools, interrupts):
     error = st.tuples(st.just("api error"), st.sampled_from(API_ERROR_KINDS))
     ctrl_c = st.just(("ctrl-c",))
     event = weighted((6, turn), (1, error), *([(1, ctrl_c)] if interrupts else []))
-    return st.lists(event, min_size=3, max_size=10)
+    return st.lists(event, min_size=2, max_size=6)
 
 
 _events_cache = {}

@@ -3,13 +3,16 @@
 1. Random conversations (hypothesis). A fake model says anything: text, tool calls to
    known and unknown tools with good and broken inputs, several calls in one turn, every
    stop reason, API errors and Ctrl-C instead of a reply. The user answers questions at
-   random. For every case: nothing escapes run_turn, every request is one the API accepts,
-   nothing outside the workdir changes, and (s06) plan mode changes nothing but plans.
-2. The workspace guard under attack: a table of hostile paths through every file tool.
+   random; from s04 random Python hooks join in. For every case: nothing escapes
+   run_turn, every request is one the API accepts, nothing outside the workdir changes,
+   and (s06) plan mode changes nothing but .agent/plans/.
+2. Attacks: a table of hostile paths through every file tool (the workspace guard), and
+   every kind of change tried in plan mode against bypass mode, allow rules and hooks.
 3. Ctrl-C in a tool, in a running command, in the model call, at a question.
 4. API errors through the real SDK: one line for the user, a clean history, the REPL goes on.
 5. Secrets: the API key reaches no trace, no screen and no tool.
-6. Bugs found by these tests, each an xfail(strict=True) naming the chapter it was born in.
+6. Properties of the file tools: edits and writes change exactly what was asked.
+7. Bugs found by these tests, now fixed: each test names the chapter the bug was born in.
 
 Profiles: `fast` (the default: 25 examples per chapter and property, always the same ones)
 and `deep` (HYPOTHESIS_PROFILE=deep: 500 examples per chapter and property, new ones each run).
@@ -27,7 +30,6 @@ import subprocess
 import tempfile
 import threading
 import tracemalloc
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext, redirect_stdout
 from pathlib import Path
 from unittest.mock import patch
@@ -36,7 +38,7 @@ import anthropic
 import anthropic._base_client
 import httpx2
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from robustness_support import (ANSWERS, HOOK_OUTCOMES, PLAN_MODE_FIELD, SECRET, EndlessClient, PlanModeWatch,
@@ -121,7 +123,7 @@ def test_random_conversations_keep_every_promise(name, data):
 
 
 # ======================================================================
-# 2. THE WORKSPACE GUARD UNDER ATTACK
+# 2. ATTACKS: THE WORKSPACE GUARD, PLAN MODE
 # ======================================================================
 # Every path is tried with read_file, write_file, edit_file and glob. REFUSED paths must
 # give an is_error result from every tool. HARMLESS ones are odd names that stay inside
@@ -301,11 +303,13 @@ def test_ctrl_c_while_a_command_runs_stops_it(name, tmp_path):
         def __init__(self, *args, **options):
             super().__init__(*args, **options)
             started.append(self)
-            timers.append(threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT)))
+            timers.append(threading.Timer(0.02, os.kill, (os.getpid(), signal.SIGINT)))
             timers[-1].start()
 
     client = EndlessClient(reply(tool_use("toolu_1", "bash", {"command": "sleep 20"})))
     session = new_session(chapter, client, tmp_path)
+    # Ctrl-C as in a terminal, even where this test runs in the background (which ignores SIGINT)
+    old_handler = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with patch.object(subprocess, "Popen", CtrlCSoonAfterStart), patch("builtins.input", lambda prompt="": "y"), \
                 redirect_stdout(io.StringIO()):
@@ -315,6 +319,7 @@ def test_ctrl_c_while_a_command_runs_stops_it(name, tmp_path):
     finally:
         for timer in timers:
             timer.cancel()
+        signal.signal(signal.SIGINT, old_handler)
     assert chapter.run_turn(session, "next") is True
 
     assert [process.returncode for process in started] == [-signal.SIGKILL]  # killed, not waited for
@@ -383,13 +388,17 @@ OK_MESSAGE = {"id": "msg_ok", "type": "message", "role": "assistant", "model": "
               "content": [{"type": "text", "text": "Hi."}], "stop_reason": "end_turn",
               "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}
 
+def refuse_connection(request):
+    raise httpx2.ConnectError("connection refused", request=request)
+
+
 FAILURES = {  # what the server does to the first prompt
     "400": lambda request: httpx2.Response(400, json=error_body(400)),
     "401": lambda request: httpx2.Response(401, json=error_body(401)),
     "429": lambda request: httpx2.Response(429, json=error_body(429)),
     "500": lambda request: httpx2.Response(500, json=error_body(500)),
     "529": lambda request: httpx2.Response(529, json=error_body(529)),
-    "connection": lambda request: (_ for _ in ()).throw(httpx2.ConnectError("connection refused", request=request)),
+    "connection": refuse_connection,
 }
 RETRIED = {"429", "500", "529", "connection"}  # what the SDK tries again
 
@@ -448,75 +457,69 @@ def test_an_api_error_is_one_line_and_the_repl_goes_on(name, failure, retries, t
 # ======================================================================
 # 5. SECRETS
 # ======================================================================
-# Each chapter runs as a learner runs it, with a key in its environment and --offline:
-# its own scenario, after one extra first turn that runs `env` through bash. The key
-# must show up in no trace line, not on the screen, and not in the tool result.
-# (They run side by side: starting a chapter means importing anthropic, which is slow.)
+# Each chapter runs as a learner runs it (support.run_chapter), offline, with a key in
+# its environment: once its own scenario with --trace, once a tiny script that runs
+# `env` through bash. The key must show up in no trace line, not on the screen, and not
+# in the tool result.
 
 KEY = "sk-ant-test-SECRET123"
-SHOW_ENV = {"content": [{"type": "tool_use", "name": "bash",
-                         "input": {"command": "env; echo \"key=[$ANTHROPIC_API_KEY]\""}}]}
+SHOW_ENV = {"prompt": "show the environment", "turns": [
+    {"content": [{"type": "tool_use", "name": "bash", "input": {"command": "env; echo \"key=[$ANTHROPIC_API_KEY]\""}}]},
+    {"content": [{"type": "text", "text": "That was the environment."}]},
+]}
 
 
-def run_with_a_key(name, folder):
-    scenario = json.loads((ROOT / name / "scenario.json").read_text())
-    script = folder / "script.json"
-    script.write_text(json.dumps({"prompt": scenario["prompt"], "turns": [SHOW_ENV, *scenario["turns"]]}))
+def run_with_a_key(name, folder, script, prompt):
+    """Run the chapter offline with KEY in its environment; return (process, trace records, trace text)."""
     shutil.copytree(ROOT / name / "workspace", folder / "work")
     trace = folder / "trace.jsonl"
     process = run_chapter(name, "--offline", "--script", str(script), "--trace", str(trace),
-                          "--workdir", str(folder / "work"), scenario["prompt"],
+                          "--workdir", str(folder / "work"), prompt,
                           stdin="y\n" * 20, env=clean_env(ANTHROPIC_API_KEY=KEY))
-    return process, trace
+    return process, read_trace(trace), trace.read_text()
 
 
-@pytest.fixture(scope="module")
-def runs_with_a_key():
-    folder = Path(tempfile.mkdtemp(prefix="robustness-secrets-"))
-    try:
-        with ThreadPoolExecutor(max_workers=len(PRESENT)) as pool:
-            futures = {}
-            for name in PRESENT:
-                (folder / name).mkdir()
-                futures[name] = pool.submit(run_with_a_key, name, folder / name)
-            runs = {}
-            for name, future in futures.items():
-                process, trace = future.result()
-                runs[name] = (process, trace.read_text() if trace.exists() else "")
-        yield runs
-    finally:
-        shutil.rmtree(folder)
+def places_with_the_key(process, trace_text):
+    return [where for where, seen in [("stdout", process.stdout), ("stderr", process.stderr), ("trace", trace_text)]
+            if KEY in seen or "SECRET123" in seen]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", PRESENT)
-def test_the_key_reaches_no_trace_no_screen_and_no_tool(name, runs_with_a_key):
-    process, trace = runs_with_a_key[name]
-    records = [json.loads(line) for line in trace.splitlines()]
-    env_results = [r for r in tool_results(records[1]["request"]["messages"]) if r["tool_use_id"] == "toolu_01"]
+def test_the_key_reaches_no_trace_and_no_screen(name, tmp_path):
+    scenario = json.loads((ROOT / name / "scenario.json").read_text())
+    process, records, trace_text = run_with_a_key(name, tmp_path, ROOT / name / "scenario.json", scenario["prompt"])
 
-    assert len(records) >= 2  # the env turn and the scenario really ran
-    assert "PATH=" in env_results[0]["content"]  # env really printed the environment
-    assert "key=[]" in env_results[0]["content"]
-    assert [where for where, seen in [("stdout", process.stdout), ("stderr", process.stderr), ("trace", trace)]
-            if KEY in seen or "SECRET123" in seen] == []
+    assert len(records) >= 2  # the scenario really ran
+    assert places_with_the_key(process, trace_text) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", PRESENT)
+def test_the_key_reaches_no_tool(name, tmp_path):
+    script = tmp_path / "show-env.json"
+    script.write_text(json.dumps(SHOW_ENV))
+    process, records, trace_text = run_with_a_key(name, tmp_path, script, SHOW_ENV["prompt"])
+    env_output = tool_results(records[1]["request"]["messages"])[0]["content"]
+
+    assert ("PATH=" in env_output, "key=[]" in env_output) == (True, True)  # env ran; the variable was empty
+    assert places_with_the_key(process, trace_text) == []
 
 
 # ======================================================================
 # 6. PROPERTIES OF THE FILE TOOLS
 # ======================================================================
 
-lf_text = st.text(st.characters(codec="utf-8", exclude_characters="\r"), max_size=60)
+file_text = st.text(st.characters(codec="utf-8"), max_size=60)  # \r\n, \r, \u2028 and all
 
 
 @pytest.mark.parametrize("name", FILE_CHAPTERS)
 @PROFILE
-@given(before=lf_text, middle=lf_text.filter(bool), after=lf_text, new=lf_text)
+@given(before=file_text, middle=file_text.filter(bool), after=file_text, new=file_text)
 def test_edit_file_replaces_exactly_the_text_asked_for(name, before, middle, after, new):
     chapter = shared_chapter(name)
     original = before + middle + after
-    if original.count(middle) != 1 or middle == new:
-        return  # edit_file is for a unique old_string that changes
+    assume(original.count(middle) == 1 and middle != new)  # edit_file is for a unique old_string that changes
     with tempfile.TemporaryDirectory() as workdir:
         (Path(workdir) / "file.txt").write_bytes(original.encode())
         result = run_one_tool(chapter, workdir, "edit_file",
@@ -527,7 +530,7 @@ def test_edit_file_replaces_exactly_the_text_asked_for(name, before, middle, aft
 
 @pytest.mark.parametrize("name", FILE_CHAPTERS)
 @PROFILE
-@given(content=st.text(st.characters(codec="utf-8"), max_size=80))
+@given(content=file_text)
 def test_write_file_writes_exactly_the_content(name, content):
     chapter = shared_chapter(name)
     with tempfile.TemporaryDirectory() as workdir:
@@ -584,12 +587,13 @@ def test_always_never_saves_a_rule_that_breaks_the_settings(name, path, tmp_path
 # ======================================================================
 # 7. BUGS FOUND BY THESE TESTS
 # ======================================================================
-# Each test says what should happen; xfail(strict=True) until the chapter is fixed.
-# The reason names the chapter the code was born in; later chapters carry it over.
+# Each test says what should happen. They were xfail(strict=True) while the bug was
+# there; the chapters have been fixed since, so they guard against its return. The
+# comment names the chapter the code was born in; later chapters carried it over.
 
-@pytest.mark.xfail(reason="BUG (born in s01): an empty or blank text block in a reply is copied into the "
-                          "history, and the API refuses the next request (text content blocks must be non-empty)",
-                   strict=True)
+# Bug found by these tests (born in s01, since fixed): an empty or blank text block in a reply is
+# copied into the history, and the API refuses the next request (text content blocks must be
+# non-empty)
 @pytest.mark.parametrize("blank", ["", " \n"])
 @pytest.mark.parametrize("name", PRESENT)
 def test_a_blank_text_block_from_the_model_is_not_sent_back(name, blank, tmp_path):
@@ -601,9 +605,8 @@ def test_a_blank_text_block_from_the_model_is_not_sent_back(name, blank, tmp_pat
     assert no_problems(client.calls) == [[], []]
 
 
-@pytest.mark.xfail(reason="BUG (born in s01): Ctrl-C between storing the assistant turn and running its "
-                          "tools (here: while its text is printed) leaves tool_use blocks with no tool_result",
-                   strict=True)
+# Bug found by these tests (born in s01, since fixed): Ctrl-C between storing the assistant turn and
+# running its tools (here: while its text is printed) leaves tool_use blocks with no tool_result
 @pytest.mark.parametrize("name", PRESENT)
 def test_ctrl_c_while_the_reply_is_printed_leaves_a_valid_history(name, tmp_path):
     chapter = load_chapter(name)
@@ -627,9 +630,8 @@ def proxy_traceback(request):
     return httpx2.Response(500, json={"type": "error", "error": {"type": "api_error", "message": message}})
 
 
-@pytest.mark.xfail(reason="BUG (born in s01): describe_api_error puts the server's message as it is on the "
-                          "screen; a message of several lines (a proxy's traceback) prints several lines",
-                   strict=True)
+# Bug found by these tests (born in s01, since fixed): describe_api_error puts the server's message
+# as it is on the screen; a message of several lines (a proxy's traceback) prints several lines
 @pytest.mark.parametrize("name", PRESENT)
 def test_an_api_error_is_one_line_even_when_the_message_has_several(name, tmp_path, monkeypatch, capsys):
     code, bodies, screens, session = drive_repl(shared_chapter(name), tmp_path, monkeypatch, capsys, 0,
@@ -644,9 +646,9 @@ NOT_A_MESSAGE = {
 }
 
 
-@pytest.mark.xfail(reason="BUG (born in s01): a 200 reply that is not a Message (ANTHROPIC_BASE_URL pointing "
-                          "at the wrong server) raises TypeError/AttributeError out of run_turn and ends the REPL",
-                   strict=True)
+# Bug found by these tests (born in s01, since fixed): a 200 reply that is not a Message
+# (ANTHROPIC_BASE_URL pointing at the wrong server) raises TypeError/AttributeError out of run_turn
+# and ends the REPL
 @pytest.mark.parametrize("reply_kind", list(NOT_A_MESSAGE))
 @pytest.mark.parametrize("name", PRESENT)
 def test_a_reply_that_is_not_a_message_is_an_api_error(name, reply_kind, tmp_path, monkeypatch, capsys):
@@ -657,9 +659,8 @@ def test_a_reply_that_is_not_a_message_is_an_api_error(name, reply_kind, tmp_pat
     assert session.messages == [user(text("again")), assistant(text("Hi."))]
 
 
-@pytest.mark.xfail(reason="BUG (born in s01): main() sends a one-shot PROMPT of spaces as it is, a blank "
-                          "text block the API refuses (the REPL strips and skips blank lines; main does not)",
-                   strict=True)
+# Bug found by these tests (born in s01, since fixed): main() sends a one-shot PROMPT of spaces as
+# it is, a blank text block the API refuses (the REPL strips and skips blank lines; main does not)
 @pytest.mark.parametrize("name", PRESENT)
 def test_a_blank_one_shot_prompt_is_not_sent(name, tmp_path, monkeypatch):
     chapter = load_chapter(name)
@@ -671,9 +672,8 @@ def test_a_blank_one_shot_prompt_is_not_sent(name, tmp_path, monkeypatch):
     assert no_problems(client.calls) == [[] for _ in client.calls]
 
 
-@pytest.mark.xfail(reason="BUG (born in s02): write_file('.') makes its temporary file beside the workdir, "
-                          "in the folder above it, before the rename fails",
-                   strict=True)
+# Bug found by these tests (born in s02, since fixed): write_file('.') makes its temporary file
+# beside the workdir, in the folder above it, before the rename fails
 @pytest.mark.parametrize("name", FILE_CHAPTERS)
 def test_write_file_on_the_workdir_makes_nothing_outside_it_even_for_a_moment(name):
     chapter = load_chapter(name)
@@ -690,10 +690,9 @@ def test_write_file_on_the_workdir_makes_nothing_outside_it_even_for_a_moment(na
         assert [folder for folder in folders if not folder.is_relative_to(box.work)] == []
 
 
-@pytest.mark.xfail(reason="BUG (born in s02): some odd inputs crash inside the tool (glob '.' IndexError, "
-                          "glob './' AttributeError, write_file with a name over 255 bytes OSError from "
-                          "exists()) and reach the model as 'The tool failed: ...' instead of a clear refusal",
-                   strict=True)
+# Bug found by these tests (born in s02, since fixed): some odd inputs crash inside the tool (glob
+# '.' IndexError, glob './' AttributeError, write_file with a name over 255 bytes OSError from
+# exists()) and reach the model as 'The tool failed: ...' instead of a clear refusal
 @pytest.mark.parametrize("tool, tool_input", [
     ("glob", {"pattern": "."}),
     ("glob", {"pattern": "./"}),
@@ -705,10 +704,9 @@ def test_odd_input_gets_a_clear_refusal_not_a_crash(name, tool, tool_input, tmp_
     assert (result.get("is_error"), result["content"].startswith("The tool failed")) == (True, False)
 
 
-@pytest.mark.xfail(reason="BUG (born in s01): run_bash keeps all of a command's output in memory before it "
-                          "cuts it to OUTPUT_LIMIT; `cat /dev/urandom` (read-only, so it runs unasked from s03) "
-                          "can fill the memory within BASH_TIMEOUT",
-                   strict=True)
+# Bug found by these tests (born in s01, since fixed): run_bash keeps all of a command's output in
+# memory before it cuts it to OUTPUT_LIMIT; `cat /dev/urandom` (read-only, so it runs unasked from
+# s03) can fill the memory within BASH_TIMEOUT
 @pytest.mark.parametrize("name", PRESENT)
 def test_a_flood_of_output_is_cut_while_it_arrives(name, tmp_path):
     chapter = load_chapter(name)
@@ -721,10 +719,9 @@ def test_a_flood_of_output_is_cut_while_it_arrives(name, tmp_path):
     assert ("[output cut" in output, peak < 2_000_000) == (True, True)
 
 
-@pytest.mark.xfail(reason="BUG (born in s02): read_file cuts by lines, not characters: one long line (a "
-                          "minified file) comes back whole, and a tool_result too big for the context window "
-                          "stays in the history, so every later request fails",
-                   strict=True)
+# Bug found by these tests (born in s02, since fixed): read_file cuts by lines, not characters: one
+# long line (a minified file) comes back whole, and a tool_result too big for the context window
+# stays in the history, so every later request fails
 @pytest.mark.parametrize("name", FILE_CHAPTERS)
 def test_read_file_returns_a_bounded_amount_of_text(name, tmp_path):
     (tmp_path / "bundle.min.js").write_text("x" * 300_000 + "\n")
@@ -732,10 +729,9 @@ def test_read_file_returns_a_bounded_amount_of_text(name, tmp_path):
     assert len(result["content"]) < 100_000
 
 
-@pytest.mark.xfail(reason="BUG (born in s03): is_read_only checks writing options as prefixes, so a cluster of "
-                          "short options (file -bC, tree -ao) hides one: the command writes without asking, "
-                          "and in plan mode (s06) too",
-                   strict=True)
+# Bug found by these tests (born in s03, since fixed): is_read_only finds the writing option -C of
+# `file` only at the start of an argument, not in a group of short options: `file -bC -m magic`
+# writes magic.mgc without asking, and in plan mode (s06) too
 @pytest.mark.skipif(shutil.which("file") is None, reason="needs the `file` command")
 @pytest.mark.parametrize("name", PERMISSION_CHAPTERS)
 def test_a_command_that_writes_never_passes_as_read_only(name, tmp_path):
