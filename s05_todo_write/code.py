@@ -1208,7 +1208,7 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(prog=f"python {CHAPTER}/code.py", description=__doc__.splitlines()[0])
     parser.add_argument("prompt", nargs="?", help="run this one prompt and exit (default: a REPL)")
     parser.add_argument("--offline", action="store_true", help="use the scripted model even if a key is set")
-    parser.add_argument("--script", type=Path, default=HERE / "scenario.json", help="the script (or a trace) the scripted model plays")
+    parser.add_argument("--script", type=Path, help="play this script (or a trace) offline (default: scenario.json)")
     parser.add_argument("--trace", type=Path, help="append every model call to this file, one JSON line each")
     parser.add_argument("--workdir", type=Path, help="where the tools act (offline default: a fresh copy of workspace/)")
     parser.add_argument("--mode", choices=MODES, default="default", help="the permission mode (default: %(default)s)")
@@ -1222,13 +1222,14 @@ def has_key():
 
 def make_session(args):
     """The client (live or scripted), the workdir, and the banner lines."""
-    offline = args.offline or not has_key()
+    offline = args.offline or args.script or not has_key()  # a script given is always played
     if offline:
-        script = load_script(args.script)
+        script_path = args.script or HERE / "scenario.json"
+        script = load_script(script_path)
         client = ScriptedModel(script)
         model = "scripted-model"
-        why = "--offline" if args.offline else "no ANTHROPIC_API_KEY"
-        banner = [f"{CHAPTER} · offline ({why}): the scripted model plays {args.script}"]
+        why = "--offline" if args.offline else "--script" if args.script else "no ANTHROPIC_API_KEY"
+        banner = [f"{CHAPTER} · offline ({why}): the scripted model plays {script_path}"]
         if script.get("prompt"):
             banner.append(f"the script was written for: {script['prompt']}")
     else:

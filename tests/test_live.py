@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from support import CHAPTERS, PRESENT, clean_env, run_chapter
+from support import CHAPTERS, PRESENT, ROOT, clean_env, run_chapter
 
 KEY = "sk-ant-test-LIVEKEY-0123456789"
 
@@ -80,3 +80,14 @@ def test_with_a_key_the_chapter_talks_to_the_api(chapter, endpoint, tmp_path):
     assert [call["request"]["messages"] for call in recorded] == [first["messages"], second["messages"]]
     assert KEY not in trace.read_text() and KEY not in done.stdout and KEY not in done.stderr
     assert done.stdout.splitlines()[-1] == "The command printed live."
+
+
+def test_a_script_given_is_played_offline_even_with_a_key(tmp_path):
+    """An instructor's recording replays offline for a class whose keys are set."""
+    env = clean_env(ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL="http://127.0.0.1:9")  # nothing listens there
+    script = ROOT / "s01_loop" / "scenario.json"
+
+    done = run_chapter("s01_loop", "--workdir", str(tmp_path), "--script", str(script), "hi", env=env)
+
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.splitlines()[0] == f"s01_loop · offline (--script): the scripted model plays {script}"
