@@ -7,11 +7,14 @@ time, so a test can assert the exact requests with ==.
 """
 
 import atexit
+import contextlib
 import copy
+import gc
 import importlib.util
 import itertools
 import json
 import os
+import signal
 import tempfile
 from pathlib import Path
 from types import SimpleNamespace
@@ -80,6 +83,26 @@ class FakeClient:
         if isinstance(next_reply, BaseException):
             raise next_reply
         return next_reply
+
+
+@contextlib.contextmanager
+def ctrl_c_delivered():
+    """For a test that sends itself SIGINT, as a Ctrl-C in the terminal would.
+
+    Python's own SIGINT handler, even where the tests run in the background
+    (which ignores SIGINT); and no garbage collection meanwhile: a gc callback
+    (hypothesis installs one) that happens to run when the signal arrives
+    would swallow the KeyboardInterrupt as an "unraisable" exception.
+    """
+    old_handler = signal.signal(signal.SIGINT, signal.default_int_handler)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+        signal.signal(signal.SIGINT, old_handler)
 
 
 def new_session(chapter, client, workdir, **extra):

@@ -45,8 +45,8 @@ from robustness_support import (ANSWERS, HOOK_OUTCOMES, PLAN_MODE_FIELD, SECRET,
                                 Sandbox, SafetyNet, answering, error_body, has_plan_mode, hook_returning,
                                 model_events, prompts, replies_for, request_problems, run_one_tool,
                                 tool_names_by_id, tool_results)
-from support import (PRESENT, ROOT, assistant, clean_env, load_chapter, new_session, read_trace, reply,
-                     run_chapter, text, tool_use, user)
+from support import (PRESENT, ROOT, assistant, clean_env, ctrl_c_delivered, load_chapter, new_session, read_trace,
+                     reply, run_chapter, text, tool_use, user)
 
 settings.register_profile("fast", max_examples=25, deadline=None, derandomize=True, database=None,
                           suppress_health_check=[HealthCheck.too_slow])
@@ -308,18 +308,15 @@ def test_ctrl_c_while_a_command_runs_stops_it(name, tmp_path):
 
     client = EndlessClient(reply(tool_use("toolu_1", "bash", {"command": "sleep 20"})))
     session = new_session(chapter, client, tmp_path)
-    # Ctrl-C as in a terminal, even where this test runs in the background (which ignores SIGINT)
-    old_handler = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        with patch.object(subprocess, "Popen", CtrlCSoonAfterStart), patch("builtins.input", lambda prompt="": "y"), \
-                redirect_stdout(io.StringIO()):
+        with ctrl_c_delivered(), patch.object(subprocess, "Popen", CtrlCSoonAfterStart), \
+                patch("builtins.input", lambda prompt="": "y"), redirect_stdout(io.StringIO()):
             assert chapter.run_turn(session, "wait") is False
     except KeyboardInterrupt:
         pytest.fail("Ctrl-C escaped run_turn")
     finally:
         for timer in timers:
             timer.cancel()
-        signal.signal(signal.SIGINT, old_handler)
     assert chapter.run_turn(session, "next") is True
 
     assert [process.returncode for process in started] == [-signal.SIGKILL]  # killed, not waited for

@@ -13,8 +13,8 @@ import anthropic
 import httpx2
 import pytest
 
-from support import (WIRE_KEY, FakeClient, assistant, load_chapter, new_session, read_trace, reply,
-                     request, result, sent_key, text, tool_use, unchecked_reply, user, wire_client)
+from support import (WIRE_KEY, FakeClient, assistant, ctrl_c_delivered, load_chapter, new_session, read_trace,
+                     reply, request, result, sent_key, text, tool_use, unchecked_reply, user, wire_client)
 
 LOOP_CHAPTERS = ["s01_loop", "s02_tools"]
 
@@ -315,7 +315,8 @@ def test_a_real_sigint_during_a_command_stops_its_whole_process_group(chapter, t
     session = new_session(chapter, FakeClient(reply(*calls)), tmp_path)
 
     started = time.monotonic()
-    assert chapter.run_turn(session, "go") is False
+    with ctrl_c_delivered():
+        assert chapter.run_turn(session, "go") is False
     assert time.monotonic() - started < 4
 
     assert session.messages == [user(text("go")), assistant(*calls),
