@@ -224,11 +224,11 @@ def load_script(path):
     except OSError as error:
         raise ScriptError(f"cannot read {path}: {error.strerror}") from None
     try:
-        script = json.loads(text)
+        script = json.loads(text)  # a script is one JSON object; so is a trace of one call
     except json.JSONDecodeError:
-        script = None
+        script = None  # several JSON lines: a trace
     if script is None or (isinstance(script, dict) and "response" in script):
-        try:  # a trace (one JSON line per call, maybe only one): replay its responses in order
+        try:  # a trace: replay its responses in order
             calls = [json.loads(line) for line in text.splitlines() if line.strip()]
             script = {"prompt": text_of(calls[0]["request"]["messages"][0]),
                       "turns": [{"response": call["response"]} for call in calls]}

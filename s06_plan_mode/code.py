@@ -281,7 +281,7 @@ def write_atomically(target, content):
     target.parent.mkdir(parents=True, exist_ok=True)
     if target.exists():
         mode = target.stat().st_mode & 0o7777
-    else:
+    else:  # the mode a new file usually gets; reading the umask means setting it, so set it back
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
@@ -1058,11 +1058,11 @@ def load_script(path):
     except OSError as error:
         raise ScriptError(f"cannot read {path}: {error.strerror}") from None
     try:
-        script = json.loads(text)
+        script = json.loads(text)  # a script is one JSON object; so is a trace of one call
     except json.JSONDecodeError:
-        script = None
+        script = None  # several JSON lines: a trace
     if script is None or (isinstance(script, dict) and "response" in script):
-        try:  # a trace (one JSON line per call, maybe only one): replay its responses in order
+        try:  # a trace: replay its responses in order
             calls = [json.loads(line) for line in text.splitlines() if line.strip()]
             script = {"prompt": text_of(calls[0]["request"]["messages"][0]),
                       "turns": [{"response": call["response"]} for call in calls]}
@@ -1403,8 +1403,9 @@ def make_session(args):
     load_command_hooks(session)
     banner.append("hooks: " + ", ".join(f"{hook.event}[{hook.matcher}]" for hook in session.hooks))
     banner.append(f"session: {session.session_id}")
-    if newest_plan(workdir):
-        banner.append(f"newest plan: {shown(workdir, newest_plan(workdir))}")
+    plan = newest_plan(workdir)
+    if plan:
+        banner.append(f"newest plan: {shown(workdir, plan)}")
     return session, banner
 
 

@@ -3,6 +3,7 @@
 import ipaddress
 import os
 import socket
+from types import SimpleNamespace
 
 import pytest
 
@@ -48,3 +49,27 @@ def _sockets_stay_blocked():
     """The guard is installed at import time; this checks it is still there."""
     assert socket.socket.connect is _guarded_connect
     yield
+
+
+@pytest.fixture
+def keyboard(monkeypatch):
+    """The user at the keyboard: keyboard.feed(...) lines for input(); EOF after the last one.
+    keyboard.asked: the questions, in order."""
+    state = SimpleNamespace(lines=[], asked=[])
+    state.feed = lambda *lines: state.lines.extend(lines)
+
+    def fake_input(prompt=""):
+        state.asked.append(prompt)
+        if not state.lines:
+            raise EOFError
+        return state.lines.pop(0)
+
+    monkeypatch.setattr("builtins.input", fake_input)
+    return state
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    """A workdir with one small file in it."""
+    (tmp_path / "a.txt").write_text("hello\n")
+    return tmp_path

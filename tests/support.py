@@ -10,12 +10,14 @@ import atexit
 import contextlib
 import copy
 import gc
+import http.server
 import importlib.util
 import itertools
 import json
 import os
 import signal
 import tempfile
+import threading
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -195,7 +197,61 @@ def wire_client(handler):
                                http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
 
 
+def wire(responses):
+    """wire_client answering with these replies in order: the JSON bodies it sent, and the client."""
+    import httpx2
+
+    bodies = []
+
+    def handler(http_request):
+        assert http_request.url.path == "/v1/messages"
+        bodies.append(json.loads(http_request.content))
+        return httpx2.Response(200, json=responses.pop(0).model_dump(mode="json"))
+
+    return bodies, wire_client(handler)
+
+
 def sent_key(http_request):
     """The API key an HTTP request carried (x-api-key, or Authorization: Bearer in newer SDKs)."""
     headers = http_request.headers
     return headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
+
+
+# ---- the live path: a Messages API on loopback ----------------------------------
+
+def message_json(content, stop_reason="end_turn", model=MODEL):
+    """A Message as the API sends it, in JSON."""
+    return {"id": "msg_live", "type": "message", "role": "assistant", "model": model, "content": content,
+            "stop_reason": stop_reason, "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}
+
+
+@contextlib.contextmanager
+def loopback_messages_api(answer):
+    """A Messages API on 127.0.0.1, for tests of the live path (no test may reach the real one).
+
+    answer(body, seen) gives the Message JSON for each request. Yields
+    (base_url, seen), where seen holds {"path", "headers", "body"} of every request.
+    """
+    seen = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+            seen.append({"path": self.path, "headers": dict(self.headers), "body": body})
+            reply = json.dumps(answer(body, seen)).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(reply)))
+            self.end_headers()
+            self.wfile.write(reply)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}", seen
+    finally:
+        server.shutdown()
+        server.server_close()

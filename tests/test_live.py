@@ -6,53 +6,25 @@ without --offline, exactly as a learner with a key runs it.
 """
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from support import CHAPTERS, PRESENT, ROOT, clean_env, run_chapter
+from support import CHAPTERS, PRESENT, ROOT, clean_env, loopback_messages_api, message_json, run_chapter
 
 KEY = "sk-ant-test-LIVEKEY-0123456789"
 
 
-def message(content, stop_reason):
-    return {"id": "msg_live", "type": "message", "role": "assistant", "model": "test-model",
-            "content": content, "stop_reason": stop_reason, "stop_sequence": None,
-            "usage": {"input_tokens": 10, "output_tokens": 5}}
-
-
 REPLIES = [
-    message([{"type": "tool_use", "id": "toolu_live_1", "name": "bash", "input": {"command": "echo live"}}], "tool_use"),
-    message([{"type": "text", "text": "The command printed live."}], "end_turn"),
+    message_json([{"type": "tool_use", "id": "toolu_live_1", "name": "bash", "input": {"command": "echo live"}}], "tool_use"),
+    message_json([{"type": "text", "text": "The command printed live."}]),
 ]
 
 
 @pytest.fixture
 def endpoint():
-    """A loopback Messages API: records each request, answers with REPLIES in order."""
-    seen = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):
-            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-            seen.append({"path": self.path, "headers": dict(self.headers), "body": body})
-            reply = json.dumps(REPLIES[min(len(seen), len(REPLIES)) - 1]).encode()
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(reply)))
-            self.end_headers()
-            self.wfile.write(reply)
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", seen
-    server.shutdown()
-    server.server_close()
+    """The loopback Messages API, answering with REPLIES in order."""
+    with loopback_messages_api(lambda body, seen: REPLIES[min(len(seen), len(REPLIES)) - 1]) as (base_url, seen):
+        yield base_url, seen
 
 
 @pytest.mark.parametrize("chapter", [CHAPTERS[0], PRESENT[-1]])

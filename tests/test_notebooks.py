@@ -7,13 +7,11 @@ thread unclosed, which pytest (filterwarnings = error) turns into a ResourceWarn
 """
 
 import asyncio
-import http.server
 import importlib.util
 import json
 import os
 import re
 import subprocess
-import threading
 import time
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -21,7 +19,7 @@ from types import SimpleNamespace
 import nbformat
 import pytest
 
-from support import PRESENT, ROOT
+from support import PRESENT, ROOT, loopback_messages_api, message_json
 
 pytestmark = pytest.mark.slow
 
@@ -133,39 +131,15 @@ async def execute(name, env, at_once):
     return run
 
 
-class FakeAPI(http.server.BaseHTTPRequestHandler):
-    """The Messages API on loopback: every request gets one short text reply."""
-
-    requests = []
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-        FakeAPI.requests.append({"path": self.path, "model": body["model"], "messages": body["messages"]})
-        reply = json.dumps({
-            "id": "msg_live", "type": "message", "role": "assistant", "model": body["model"],
-            "content": [{"type": "text", "text": "Hello from the fake live model."}],
-            "stop_reason": "end_turn", "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1},
-        }).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
-
-    def log_message(self, *args):
-        pass
+def fake_live_reply(body, seen):
+    return message_json([{"type": "text", "text": "Hello from the fake live model."}], model=body["model"])
 
 
 @pytest.fixture(scope="session")
 def executed(tmp_path_factory):
     """Every notebook executed offline, and one again with a key (the fake API); the repository
     state before and after."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FakeAPI)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    live_env = kernel_env(tmp_path_factory.mktemp("live"), ANTHROPIC_API_KEY=FAKE_KEY, MODEL_ID="test-model",
-                          ANTHROPIC_BASE_URL=f"http://127.0.0.1:{server.server_port}")
-
-    async def execute_all():
+    async def execute_all(live_env):
         at_once = asyncio.Semaphore(AT_ONCE)
         jobs = [execute(name, kernel_env(tmp_path_factory.mktemp(name)), at_once) for name in PRESENT]
         jobs.append(execute(LIVE_CHAPTER, live_env, at_once))
@@ -173,12 +147,11 @@ def executed(tmp_path_factory):
         return dict(zip(PRESENT, runs)), live
 
     before = repository_state()
-    try:
-        runs, live = asyncio.run(execute_all())
-    finally:
-        server.shutdown()
-        server.server_close()
-    return SimpleNamespace(runs=runs, live=live, before=before, after=repository_state())
+    with loopback_messages_api(fake_live_reply) as (base_url, seen):
+        live_env = kernel_env(tmp_path_factory.mktemp("live"), ANTHROPIC_API_KEY=FAKE_KEY, MODEL_ID="test-model",
+                              ANTHROPIC_BASE_URL=base_url)
+        runs, live = asyncio.run(execute_all(live_env))
+    return SimpleNamespace(runs=runs, live=live, api_requests=seen, before=before, after=repository_state())
 
 
 def ran(executed, name):
@@ -267,8 +240,9 @@ def test_live_cell_with_a_key(executed):
     if executed.live.error:
         pytest.fail(executed.live.error, pytrace=False)
     prompt = json.loads((ROOT / LIVE_CHAPTER / "scenario.json").read_text())["prompt"]
-    assert FakeAPI.requests == [{"path": "/v1/messages", "model": "test-model",
-                                 "messages": [{"role": "user", "content": [{"type": "text", "text": prompt}]}]}]
+    assert [(request["path"], request["body"]["model"], request["body"]["messages"])
+            for request in executed.api_requests] == [
+        ("/v1/messages", "test-model", [{"role": "user", "content": [{"type": "text", "text": prompt}]}])]
     shown = output_text(executed.live.notebook.cells[-1])
     assert re.match(r"s01_loop · live: test-model at http://127\.0\.0\.1:\d+", shown)
     assert shown.endswith("Hello from the fake live model.\n")

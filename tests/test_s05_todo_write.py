@@ -4,12 +4,11 @@ import copy
 import json
 import re
 import shutil
-from types import SimpleNamespace
 
 import pytest
 
-from support import (ROOT, FakeClient, assistant, load_chapter, new_session, read_trace, reply, request, result,
-                     run_chapter, text, tool_use, user)
+from support import (ROOT, FakeClient, assistant, load_chapter, new_session, read_trace, reply, request,
+                     result, run_chapter, text, tool_use, user, wire)
 
 REMINDER = {"type": "text", "text": "<reminder>Update your todos.</reminder>"}
 OLD = [{"content": "Old item", "status": "pending"}]  # the list a failed todo_write must leave alone
@@ -19,28 +18,6 @@ NOT_A_LIST = "todos must be a list of items; this string is not a JSON array."
 @pytest.fixture
 def s05():
     return load_chapter("s05_todo_write")
-
-
-@pytest.fixture
-def answers(monkeypatch):
-    """The user at the keyboard: feed(...) lines for input(); EOF after the last one. asked: the questions."""
-    state = SimpleNamespace(lines=[], asked=[])
-    state.feed = lambda *lines: state.lines.extend(lines)
-
-    def fake_input(prompt=""):
-        state.asked.append(prompt)
-        if not state.lines:
-            raise EOFError
-        return state.lines.pop(0)
-
-    monkeypatch.setattr("builtins.input", fake_input)
-    return state
-
-
-@pytest.fixture
-def workdir(tmp_path):
-    (tmp_path / "a.txt").write_text("hello\n")
-    return tmp_path
 
 
 def read(id):
@@ -69,26 +46,31 @@ TWO_BUSY_ERROR = "Items 1, 2 are all in_progress; at most one item may be in pro
 
 # ---- the reminder ---------------------------------------------------------------
 
-def test_the_reminder_ends_the_third_rounds_user_turn(s05, workdir, answers):
-    client = FakeClient(reply(read("t1")), reply(read("t2")), reply(read("t3")), reply(text("Done.")))
-    session = new_session(s05, client, workdir)
-
-    assert s05.run_turn(session, "look") is True
-
-    history = [
+def three_rounds_then_done():
+    """Three rounds of reading, then an answer: the reminder ends the third round's user turn."""
+    return [
         user(text("look")),
         assistant(read("t1")), user(read_result("t1")),
         assistant(read("t2")), user(read_result("t2")),
         assistant(read("t3")), user(read_result("t3"), REMINDER),
         assistant(text("Done.")),
     ]
+
+
+def test_the_reminder_ends_the_third_rounds_user_turn(s05, workdir, keyboard):
+    client = FakeClient(reply(read("t1")), reply(read("t2")), reply(read("t3")), reply(text("Done.")))
+    session = new_session(s05, client, workdir)
+
+    assert s05.run_turn(session, "look") is True
+
+    history = three_rounds_then_done()
     assert client.calls == calls_for(s05, session, history)
     assert session.messages == history
     assert session.rounds_since_todo == 0
-    assert answers.asked == []
+    assert keyboard.asked == []
 
 
-def test_a_todo_write_that_passes_moves_the_reminder(s05, workdir, answers):
+def test_a_todo_write_that_passes_moves_the_reminder(s05, workdir, keyboard):
     client = FakeClient(reply(read("t1")), reply(todo("t2", GOOD)), reply(read("t3")), reply(read("t4")),
                         reply(read("t5")), reply(text("Done.")))
     session = new_session(s05, client, workdir)
@@ -109,7 +91,7 @@ def test_a_todo_write_that_passes_moves_the_reminder(s05, workdir, answers):
     assert session.todos == GOOD
 
 
-def test_a_failed_todo_write_does_not_reset_the_count(s05, workdir, answers):
+def test_a_failed_todo_write_does_not_reset_the_count(s05, workdir, keyboard):
     client = FakeClient(reply(read("t1")), reply(todo("t2", TWO_BUSY)), reply(read("t3")), reply(text("Done.")))
     session = new_session(s05, client, workdir)
     session.todos = copy.deepcopy(OLD)
@@ -128,7 +110,7 @@ def test_a_failed_todo_write_does_not_reset_the_count(s05, workdir, answers):
     assert session.todos == OLD
 
 
-def test_the_reminder_fires_again_three_rounds_later(s05, workdir, answers):
+def test_the_reminder_fires_again_three_rounds_later(s05, workdir, keyboard):
     client = FakeClient(*[reply(read(f"t{n}")) for n in range(1, 8)], reply(text("Done.")))
     session = new_session(s05, client, workdir)
 
@@ -143,7 +125,7 @@ def test_the_reminder_fires_again_three_rounds_later(s05, workdir, answers):
     assert session.rounds_since_todo == 1
 
 
-def test_parallel_tool_uses_are_one_round(s05, workdir, answers):
+def test_parallel_tool_uses_are_one_round(s05, workdir, keyboard):
     client = FakeClient(
         reply(read("t1"), read("t2"), read("t3")),
         reply(read("t4")),
@@ -165,7 +147,7 @@ def test_parallel_tool_uses_are_one_round(s05, workdir, answers):
     assert session.messages == history
 
 
-def test_a_todo_write_beside_other_calls_resets_the_count(s05, workdir, answers):
+def test_a_todo_write_beside_other_calls_resets_the_count(s05, workdir, keyboard):
     client = FakeClient(reply(read("t1")), reply(read("t2")), reply(read("t3"), todo("t4", GOOD)),
                         reply(read("t5")), reply(read("t6")), reply(read("t7")), reply(text("Done.")))
     session = new_session(s05, client, workdir)
@@ -186,7 +168,7 @@ def test_a_todo_write_beside_other_calls_resets_the_count(s05, workdir, answers)
     assert session.messages == history
 
 
-def test_the_count_carries_across_prompts(s05, workdir, answers):
+def test_the_count_carries_across_prompts(s05, workdir, keyboard):
     client = FakeClient(reply(read("t1")), reply(read("t2")), reply(text("First.")),
                         reply(read("t3")), reply(text("Second.")))
     session = new_session(s05, client, workdir)
@@ -284,7 +266,7 @@ def test_validate_todos_refuses(s05, todos, error):
 
 
 @pytest.mark.parametrize("todos, stored, rendered", VALID)
-def test_a_valid_list_replaces_the_old_one(s05, tmp_path, answers, todos, stored, rendered):
+def test_a_valid_list_replaces_the_old_one(s05, tmp_path, keyboard, todos, stored, rendered):
     client = FakeClient(reply(todo("t1", todos)), reply(text("Listed.")))
     session = new_session(s05, client, tmp_path)
     session.todos = copy.deepcopy(OLD)
@@ -300,7 +282,7 @@ def test_a_valid_list_replaces_the_old_one(s05, tmp_path, answers, todos, stored
 
 
 @pytest.mark.parametrize("todos, error", INVALID)
-def test_an_invalid_list_keeps_the_old_one(s05, tmp_path, answers, todos, error):
+def test_an_invalid_list_keeps_the_old_one(s05, tmp_path, keyboard, todos, error):
     client = FakeClient(reply(todo("t1", todos)), reply(text("Hm.")))
     session = new_session(s05, client, tmp_path)
     session.todos = copy.deepcopy(OLD)
@@ -323,7 +305,7 @@ HARMFUL = [
 
 
 @pytest.mark.parametrize("template", HARMFUL)
-def test_a_string_that_would_run_code_runs_nothing(s05, tmp_path, answers, monkeypatch, template):
+def test_a_string_that_would_run_code_runs_nothing(s05, tmp_path, keyboard, monkeypatch, template):
     monkeypatch.chdir(tmp_path)
     control, target = tmp_path / "CONTROL", tmp_path / "PWNED"
     eval(template.format(path=control))  # the payload is real: evaluated, it creates its file
@@ -345,7 +327,7 @@ def test_a_string_that_would_run_code_runs_nothing(s05, tmp_path, answers, monke
     assert not target.exists()
 
 
-def test_todo_write_needs_its_field(s05, tmp_path, answers):
+def test_todo_write_needs_its_field(s05, tmp_path, keyboard):
     client = FakeClient(reply(tool_use("t1", "todo_write", {"list": []})), reply(text("Hm.")))
     session = new_session(s05, client, tmp_path)
     session.todos = copy.deepcopy(OLD)
@@ -378,7 +360,7 @@ def test_render_todos(s05, todos, rendered):
     assert s05.render_todos(todos) == rendered
 
 
-def test_slash_todos_prints_the_current_list(s05, tmp_path, answers, capsys):
+def test_slash_todos_prints_the_current_list(s05, tmp_path, keyboard, capsys):
     client = FakeClient(reply(todo("t1", MIXED)), reply(text("Listed.")))
     session = new_session(s05, client, tmp_path)
 
@@ -391,17 +373,17 @@ def test_slash_todos_prints_the_current_list(s05, tmp_path, answers, capsys):
     assert capsys.readouterr().out == "[x] Plan\n[>] Building\n[ ] Test\n[ ] Ship\n(1/4 completed)\n"
 
 
-def test_todo_write_runs_without_asking_in_default_mode(s05, tmp_path, answers):
+def test_todo_write_runs_without_asking_in_default_mode(s05, tmp_path, keyboard):
     client = FakeClient(reply(todo("t1", GOOD)), reply(tool_use("t2", "write_file", {"path": "b.txt", "content": "b"})),
                         reply(text("Stopped.")))
     session = new_session(s05, client, tmp_path)
-    answers.feed("n")
+    keyboard.feed("n")
     assert session.mode == "default"
 
     s05.run_turn(session, "plan")
 
     # Only the write asked; todo_write did not.
-    assert answers.asked == ["    [y] yes  [a] always (saved to .agent/settings.json)  [n] no: "]
+    assert keyboard.asked == ["    [y] yes  [a] always (saved to .agent/settings.json)  [n] no: "]
     denied = "The user denied this call. Do not try it again as it is; ask the user, or find another way."
     assert session.messages == [
         user(text("plan")),
@@ -422,36 +404,13 @@ def test_todo_write_is_offered_to_the_model(s05):
 
 # ---- through the real SDK ------------------------------------------------------------
 
-def wire(responses):
-    """The real anthropic.Anthropic over a fake HTTP transport: the JSON bodies it sent, and the client."""
-    import anthropic
-    import httpx2
-
-    bodies = []
-
-    def handler(http_request):
-        assert http_request.url.path == "/v1/messages"
-        bodies.append(json.loads(http_request.content))
-        return httpx2.Response(200, json=responses.pop(0).model_dump(mode="json"))
-
-    client = anthropic.Anthropic(api_key="test-key", base_url="http://127.0.0.1:9", max_retries=0,
-                                 http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
-    return bodies, client
-
-
-def test_the_reminder_on_the_wire(s05, workdir, answers):
+def test_the_reminder_on_the_wire(s05, workdir, keyboard):
     bodies, client = wire([reply(read("t1")), reply(read("t2")), reply(read("t3")), reply(text("Done."))])
     session = new_session(s05, client, workdir)
 
     assert s05.run_turn(session, "look") is True
 
-    history = [
-        user(text("look")),
-        assistant(read("t1")), user(read_result("t1")),
-        assistant(read("t2")), user(read_result("t2")),
-        assistant(read("t3")), user(read_result("t3"), REMINDER),
-        assistant(text("Done.")),
-    ]
+    history = three_rounds_then_done()
     assert bodies[3] == {
         "model": "test-model",
         "max_tokens": s05.MAX_TOKENS,

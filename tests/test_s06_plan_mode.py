@@ -10,8 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from support import (ROOT, FakeClient, assistant, load_chapter, new_session, read_trace, reply, request, result,
-                     run_chapter, text, tool_use, user)
+from support import (ROOT, FakeClient, assistant, load_chapter, new_session, read_trace, reply, request,
+                     result, run_chapter, text, tool_use, user, wire)
 
 ALL_TOOLS = ["bash", "read_file", "write_file", "edit_file", "glob", "todo_write", "enter_plan_mode", "exit_plan_mode"]
 PLAN_TOOLS = ["bash", "read_file", "glob", "todo_write", "exit_plan_mode"]
@@ -56,28 +56,6 @@ def approved(saved, plan=PLAN):
 @pytest.fixture
 def s06():
     return load_chapter("s06_plan_mode")
-
-
-@pytest.fixture
-def answers(monkeypatch):
-    """The user at the keyboard: feed(...) lines for input(); EOF after the last one. asked: the questions."""
-    state = SimpleNamespace(lines=[], asked=[])
-    state.feed = lambda *lines: state.lines.extend(lines)
-
-    def fake_input(prompt=""):
-        state.asked.append(prompt)
-        if not state.lines:
-            raise EOFError
-        return state.lines.pop(0)
-
-    monkeypatch.setattr("builtins.input", fake_input)
-    return state
-
-
-@pytest.fixture
-def workdir(tmp_path):
-    (tmp_path / "a.txt").write_text("hello\n")
-    return tmp_path
 
 
 def req(s06, session, messages, plan):
@@ -140,7 +118,7 @@ def allow_everything(event):
 
 @pytest.mark.parametrize("how", ["default", "accept_edits", "bypass", "hook-allow", "settings-allow"])
 @pytest.mark.parametrize("name, tool_input", CHANGING_CALLS)
-def test_changing_calls_are_refused_in_plan_mode(s06, workdir, answers, how, name, tool_input):
+def test_changing_calls_are_refused_in_plan_mode(s06, workdir, keyboard, how, name, tool_input):
     client = FakeClient(reply(tool_use("t1", name, tool_input)), reply(text("Understood.")))
     session = new_session(s06, client, workdir, mode=how if how in s06.MODES else "default")
     if how == "hook-allow":
@@ -159,12 +137,12 @@ def test_changing_calls_are_refused_in_plan_mode(s06, workdir, answers, how, nam
     assert client.calls == [req(s06, session, history[:1], plan=True), req(s06, session, history[:3], plan=True)]
     assert session.messages == history
     assert files(workdir) == {"a.txt": "hello\n"}
-    assert answers.asked == []
+    assert keyboard.asked == []
     assert session.plan_mode is True
     assert session.notes == []
 
 
-def test_reading_calls_run_in_plan_mode_without_asking(s06, workdir, answers):
+def test_reading_calls_run_in_plan_mode_without_asking(s06, workdir, keyboard):
     calls = [read("t1"), tool_use("t2", "glob", {"pattern": "*.txt"}), tool_use("t3", "bash", {"command": "ls"}),
              tool_use("t4", "bash", {"command": "cat a.txt | wc -l"})]
     client = FakeClient(reply(*calls), reply(text("Read.")))
@@ -182,7 +160,7 @@ def test_reading_calls_run_in_plan_mode_without_asking(s06, workdir, answers):
     ]
     assert client.calls == [req(s06, session, history[:1], plan=True), req(s06, session, history[:3], plan=True)]
     assert session.messages == history
-    assert answers.asked == []
+    assert keyboard.asked == []
 
 
 @pytest.mark.parametrize("command", [
@@ -198,7 +176,7 @@ def test_bash_that_writes_is_refused_in_plan_mode(s06, tmp_path, command):
     assert s06.check_permission(session, "bash", {"command": command}) == ("deny", denied("bash"))
 
 
-def test_uniq_with_an_output_file_writes_nothing_in_plan_mode(s06, workdir, answers):
+def test_uniq_with_an_output_file_writes_nothing_in_plan_mode(s06, workdir, keyboard):
     call = tool_use("t1", "bash", {"command": "uniq a.txt b.txt"})
     client = FakeClient(reply(call), reply(text("Understood.")))
     session = new_session(s06, client, workdir)
@@ -212,7 +190,7 @@ def test_uniq_with_an_output_file_writes_nothing_in_plan_mode(s06, workdir, answ
 
 # ---- entering plan mode, and the reminders ----------------------------------------------
 
-def test_the_model_enters_plan_mode(s06, workdir, answers, capsys):
+def test_the_model_enters_plan_mode(s06, workdir, keyboard, capsys):
     client = FakeClient(
         reply(text("Planning first."), tool_use("t1", "enter_plan_mode", {})),
         reply(read("t2")),
@@ -241,12 +219,12 @@ def test_the_model_enters_plan_mode(s06, workdir, answers, capsys):
     ]
     assert session.messages == history
     assert session.plan_mode is True
-    assert answers.asked == []  # entering plan mode only restricts: it does not ask
+    assert keyboard.asked == []  # entering plan mode only restricts: it does not ask
     assert "[Plan mode is on: the model may read and plan, not change anything.]\n" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("how", ["/plan TASK", "enter_plan then run_turn"])
-def test_plan_mode_from_the_user(s06, workdir, answers, capsys, how):
+def test_plan_mode_from_the_user(s06, workdir, keyboard, capsys, how):
     client = FakeClient(reply(text("Reading first.")), reply(text("Still reading.")), reply(text("And more.")))
     session = new_session(s06, client, workdir)
 
@@ -270,7 +248,7 @@ def test_plan_mode_from_the_user(s06, workdir, answers, capsys, how):
     assert capsys.readouterr().out == "plan mode: on   (/plan TASK to plan a task)\n"
 
 
-def test_a_failed_first_call_keeps_the_plan_mode_instructions_for_the_retry(s06, workdir, answers):
+def test_a_failed_first_call_keeps_the_plan_mode_instructions_for_the_retry(s06, workdir, keyboard):
     import anthropic
     import httpx2
 
@@ -299,10 +277,10 @@ def test_slash_plan_without_a_task_only_shows_the_state(s06, tmp_path, capsys):
 # ---- the answers to exit_plan_mode -------------------------------------------------------
 
 @pytest.mark.parametrize("mode, answer", [("default", "y"), ("accept_edits", "yes"), ("bypass", " Y ")])
-def test_approval_saves_the_plan_and_ends_plan_mode(s06, workdir, answers, mode, answer):
+def test_approval_saves_the_plan_and_ends_plan_mode(s06, workdir, keyboard, mode, answer):
     client = FakeClient(reply(text("Here is my plan."), exit_plan("t1")), reply(text("Starting.")), reply(text("OK.")))
     session = plan_session(s06, client, workdir, mode=mode)
-    answers.feed(answer)
+    keyboard.feed(answer)
 
     s06.run_turn(session, "add a line")
     s06.run_turn(session, "thanks")
@@ -321,16 +299,16 @@ def test_approval_saves_the_plan_and_ends_plan_mode(s06, workdir, answers, mode,
         req(s06, session, history[:5], plan=False),
     ]
     assert session.messages == history
-    assert answers.asked == [APPROVE_QUESTION]
+    assert keyboard.asked == [APPROVE_QUESTION]
     assert files(workdir) == {"a.txt": "hello\n", ".agent/plans/plan-test-session.md": PLAN_SAVED}
     assert (session.plan_mode, session.mode) == (False, mode)
 
 
 @pytest.mark.parametrize("answer", ["also document it", "  also document it  "])
-def test_feedback_keeps_plan_mode_and_goes_on(s06, workdir, answers, answer):
+def test_feedback_keeps_plan_mode_and_goes_on(s06, workdir, keyboard, answer):
     client = FakeClient(reply(exit_plan("t1")), reply(text("Revising.")))
     session = plan_session(s06, client, workdir)
-    answers.feed(answer)
+    keyboard.feed(answer)
 
     s06.run_turn(session, "add a line")
 
@@ -342,17 +320,17 @@ def test_feedback_keeps_plan_mode_and_goes_on(s06, workdir, answers, answer):
     ]
     assert client.calls == [req(s06, session, history[:1], plan=True), req(s06, session, history[:3], plan=True)]
     assert session.messages == history
-    assert answers.asked == [APPROVE_QUESTION]
+    assert keyboard.asked == [APPROVE_QUESTION]
     assert files(workdir) == {"a.txt": "hello\n"}
     assert session.plan_mode is True
 
 
-def test_feedback_then_approval_of_the_revised_plan(s06, workdir, answers):
+def test_feedback_then_approval_of_the_revised_plan(s06, workdir, keyboard):
     revised = PLAN + "3. Document it in README.md.\n"
     client = FakeClient(reply(exit_plan("t1")), reply(text("Revised."), exit_plan("t2", revised)),
                         reply(text("Starting.")))
     session = plan_session(s06, client, workdir)
-    answers.feed("also document it", "y")
+    keyboard.feed("also document it", "y")
 
     s06.run_turn(session, "add a line")
 
@@ -367,16 +345,16 @@ def test_feedback_then_approval_of_the_revised_plan(s06, workdir, answers):
     assert client.calls == [req(s06, session, history[:1], plan=True), req(s06, session, history[:3], plan=True),
                             req(s06, session, history[:5], plan=False)]
     assert session.messages == history
-    assert answers.asked == [APPROVE_QUESTION, APPROVE_QUESTION]
+    assert keyboard.asked == [APPROVE_QUESTION, APPROVE_QUESTION]
     assert files(workdir) == {"a.txt": "hello\n", ".agent/plans/plan-test-session.md": revised}
 
 
 @pytest.mark.parametrize("answer", ["n", "no", "N", "", "   ", None], ids=["n", "no", "N", "empty", "blank", "EOF"])
-def test_rejection_ends_the_turn_and_the_next_prompt_joins_it(s06, workdir, answers, answer):
+def test_rejection_ends_the_turn_and_the_next_prompt_joins_it(s06, workdir, keyboard, answer):
     client = FakeClient(reply(text("My plan."), exit_plan("t1")))  # a further call would fail the test
     session = plan_session(s06, client, workdir)
     if answer is not None:
-        answers.feed(answer)
+        keyboard.feed(answer)
 
     assert s06.run_turn(session, "add a line") is True
 
@@ -387,7 +365,7 @@ def test_rejection_ends_the_turn_and_the_next_prompt_joins_it(s06, workdir, answ
     ]
     assert client.calls == [req(s06, session, rejected[:1], plan=True)]
     assert session.messages == rejected
-    assert answers.asked == [APPROVE_QUESTION]
+    assert keyboard.asked == [APPROVE_QUESTION]
     assert (session.plan_mode, session.plan_rejected) == (True, False)
     assert files(workdir) == {"a.txt": "hello\n"}
 
@@ -405,7 +383,7 @@ def test_rejection_ends_the_turn_and_the_next_prompt_joins_it(s06, workdir, answ
     assert [message["role"] for message in history] == ["user", "assistant", "user", "assistant"]
 
 
-def test_exit_plan_mode_outside_plan_mode_is_an_error(s06, workdir, answers):
+def test_exit_plan_mode_outside_plan_mode_is_an_error(s06, workdir, keyboard):
     client = FakeClient(reply(exit_plan("t1")), reply(text("Going ahead.")))
     session = new_session(s06, client, workdir, session_id="test-session")
 
@@ -415,12 +393,12 @@ def test_exit_plan_mode_outside_plan_mode_is_an_error(s06, workdir, answers):
                assistant(text("Going ahead."))]
     assert client.calls == [req(s06, session, history[:1], plan=False), req(s06, session, history[:3], plan=False)]
     assert session.messages == history
-    assert answers.asked == []
+    assert keyboard.asked == []
     assert files(workdir) == {"a.txt": "hello\n"}
     assert session.plan_mode is False
 
 
-def test_an_empty_plan_is_refused_without_asking(s06, workdir, answers):
+def test_an_empty_plan_is_refused_without_asking(s06, workdir, keyboard):
     client = FakeClient(reply(exit_plan("t1", "  \n")), reply(text("Writing one.")))
     session = plan_session(s06, client, workdir)
 
@@ -430,17 +408,17 @@ def test_an_empty_plan_is_refused_without_asking(s06, workdir, answers):
         user(text("add a line"), text(ENTERED)), assistant(exit_plan("t1", "  \n")),
         user(result("t1", EMPTY_RESULT, is_error=True)), assistant(text("Writing one.")),
     ]
-    assert answers.asked == []
+    assert keyboard.asked == []
     assert session.plan_mode is True
 
 
 # ---- the plan file -------------------------------------------------------------------
 
-def test_an_unsafe_session_id_gives_a_safe_file_name(s06, workdir, answers):
+def test_an_unsafe_session_id_gives_a_safe_file_name(s06, workdir, keyboard):
     client = FakeClient(reply(exit_plan("t1")), reply(text("Starting.")))
     session = new_session(s06, client, workdir, session_id="../x y/z")
     s06.enter_plan(session)
-    answers.feed("y")
+    keyboard.feed("y")
 
     s06.run_turn(session, "add a line")
 
@@ -466,12 +444,12 @@ def test_the_session_id(s06, tmp_path):
     assert re.fullmatch(r"\d{8}-\d{6}-[0-9a-f]{6}", session.session_id)
 
 
-def test_a_plan_that_cannot_be_saved_is_still_approved(s06, workdir, answers):
+def test_a_plan_that_cannot_be_saved_is_still_approved(s06, workdir, keyboard):
     (workdir / ".agent").mkdir()
     (workdir / ".agent" / "plans").write_text("not a folder\n")
     client = FakeClient(reply(exit_plan("t1")), reply(text("Starting.")))
     session = plan_session(s06, client, workdir)
-    answers.feed("y")
+    keyboard.feed("y")
 
     s06.run_turn(session, "add a line")
 
@@ -486,14 +464,14 @@ def test_a_plan_that_cannot_be_saved_is_still_approved(s06, workdir, answers):
     assert files(workdir) == {"a.txt": "hello\n", ".agent/plans": "not a folder\n"}
 
 
-def test_a_failed_rename_leaves_no_partial_file(s06, workdir, answers, monkeypatch):
+def test_a_failed_rename_leaves_no_partial_file(s06, workdir, keyboard, monkeypatch):
     def full_disk(source, target):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(s06.os, "replace", full_disk)
     client = FakeClient(reply(exit_plan("t1")), reply(text("Starting.")))
     session = plan_session(s06, client, workdir)
-    answers.feed("y")
+    keyboard.feed("y")
 
     s06.run_turn(session, "add a line")
 
@@ -506,7 +484,7 @@ def test_a_failed_rename_leaves_no_partial_file(s06, workdir, answers, monkeypat
 
 # ---- plan mode beside the rest -------------------------------------------------------------
 
-def test_todo_write_works_in_plan_mode(s06, workdir, answers):
+def test_todo_write_works_in_plan_mode(s06, workdir, keyboard):
     todos = [{"content": "Plan the change", "status": "in_progress", "activeForm": "Planning the change"},
              {"content": "Make it", "status": "pending"}]
     client = FakeClient(reply(tool_use("t1", "todo_write", {"todos": todos})), reply(text("Listed.")))
@@ -523,10 +501,10 @@ def test_todo_write_works_in_plan_mode(s06, workdir, answers):
     assert client.calls == [req(s06, session, history[:1], plan=True), req(s06, session, history[:3], plan=True)]
     assert session.messages == history
     assert session.todos == todos
-    assert answers.asked == []
+    assert keyboard.asked == []
 
 
-def test_leaving_plan_mode_keeps_the_permission_mode(s06, workdir, answers):
+def test_leaving_plan_mode_keeps_the_permission_mode(s06, workdir, keyboard):
     write = tool_use("t2", "write_file", {"path": "b.txt", "content": "b\n"})
     write_again = tool_use("t4", "write_file", {"path": "b.txt", "content": "b\n"})
     client = FakeClient(
@@ -537,7 +515,7 @@ def test_leaving_plan_mode_keeps_the_permission_mode(s06, workdir, answers):
         reply(text("Done.")),
     )
     session = new_session(s06, client, workdir, mode="accept_edits", session_id="test-session")
-    answers.feed("y")
+    keyboard.feed("y")
 
     s06.run_turn(session, "add b.txt")
 
@@ -562,33 +540,16 @@ def test_leaving_plan_mode_keeps_the_permission_mode(s06, workdir, answers):
     ]
     assert session.messages == history
     assert (session.mode, session.plan_mode) == ("accept_edits", False)
-    assert answers.asked == [APPROVE_QUESTION]  # accept_edits wrote b.txt without asking, as before plan mode
+    assert keyboard.asked == [APPROVE_QUESTION]  # accept_edits wrote b.txt without asking, as before plan mode
     assert files(workdir) == {"a.txt": "hello\n", "b.txt": "b\n", ".agent/plans/plan-test-session.md": PLAN_SAVED}
 
 
 # ---- through the real SDK ----------------------------------------------------------------
 
-def wire(responses):
-    """The real anthropic.Anthropic over a fake HTTP transport: the JSON bodies it sent, and the client."""
-    import anthropic
-    import httpx2
-
-    bodies = []
-
-    def handler(http_request):
-        assert http_request.url.path == "/v1/messages"
-        bodies.append(json.loads(http_request.content))
-        return httpx2.Response(200, json=responses.pop(0).model_dump(mode="json"))
-
-    client = anthropic.Anthropic(api_key="test-key", base_url="http://127.0.0.1:9", max_retries=0,
-                                 http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
-    return bodies, client
-
-
-def test_a_rejection_then_a_new_prompt_on_the_wire(s06, workdir, answers):
+def test_a_rejection_then_a_new_prompt_on_the_wire(s06, workdir, keyboard):
     bodies, client = wire([reply(text("My plan."), exit_plan("toolu_1")), reply(text("A smaller plan, then."))])
     session = plan_session(s06, client, workdir)
-    answers.feed("n")
+    keyboard.feed("n")
 
     s06.run_turn(session, "add a line")
     s06.run_turn(session, "try a smaller change")
@@ -625,14 +586,14 @@ def test_a_rejection_then_a_new_prompt_on_the_wire(s06, workdir, answers):
 
 # ---- bugs ------------------------------------------------------------------------------
 
-def test_a_rejection_in_an_interrupted_turn_does_not_end_the_next_turn(s06, workdir, answers):
+def test_a_rejection_in_an_interrupted_turn_does_not_end_the_next_turn(s06, workdir, keyboard):
     def interrupt(event):
         raise KeyboardInterrupt  # Ctrl-C while the read runs, after the user said no to the plan
 
     client = FakeClient(reply(exit_plan("t1"), read("t2")), reply(read("t3")), reply(text("Done.")))
     session = plan_session(s06, client, workdir)
     s06.add_hook(session, "PreToolUse", interrupt, matcher="read_file")
-    answers.feed("n")
+    keyboard.feed("n")
 
     assert s06.run_turn(session, "add a line") is False
     session.hooks.clear()
@@ -651,11 +612,11 @@ def test_a_rejection_in_an_interrupted_turn_does_not_end_the_next_turn(s06, work
                             req(s06, session, history[:5], plan=True)]
 
 
-def test_approval_with_a_relative_workdir(s06, workdir, answers, monkeypatch):
+def test_approval_with_a_relative_workdir(s06, workdir, keyboard, monkeypatch):
     monkeypatch.chdir(workdir.parent)
     client = FakeClient(reply(exit_plan("t1")), reply(text("Starting.")))
     session = plan_session(s06, client, Path(workdir.name))
-    answers.feed("y")
+    keyboard.feed("y")
 
     s06.run_turn(session, "add a line")
 

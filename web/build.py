@@ -349,13 +349,17 @@ def hunk_header(group, new_lines):
     return f"@@ -{old_start},{old_count} +{new_start},{new_count} @@ {section}".rstrip()
 
 
+def hunk_row(group, new_lines):
+    return f'<tr class="hunk"><td colspan="4">{html.escape(hunk_header(group, new_lines))}</td></tr>'
+
+
 def unified_table(diff):
     """The diff as in diff -u: a table of old and new line numbers, a sign, and the line."""
     old_html, new_html = highlight_lines(diff.old.code), highlight_lines(diff.new.code)
     new_lines = diff.new.code.splitlines()
     rows = []
     for group in diff.hunks():
-        rows.append(f'<tr class="hunk"><td colspan="4">{html.escape(hunk_header(group, new_lines))}</td></tr>')
+        rows.append(hunk_row(group, new_lines))
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":
                 for i, j in zip(range(i1, i2), range(j1, j2)):
@@ -380,7 +384,7 @@ def side_by_side_table(diff):
     new_lines = diff.new.code.splitlines()
     rows = []
     for group in diff.hunks():
-        rows.append(f'<tr class="hunk"><td colspan="4">{html.escape(hunk_header(group, new_lines))}</td></tr>')
+        rows.append(hunk_row(group, new_lines))
         for tag, i1, i2, j1, j2 in group:
             pairs = itertools.zip_longest(range(i1, i2), range(j1, j2))
             for i, j in pairs:
