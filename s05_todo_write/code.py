@@ -313,7 +313,7 @@ def edit_file(workdir, path, old_string, new_string, replace_all=False):
         raise ToolError(f"Cannot read {path}: {error.strerror}.") from None
     except UnicodeDecodeError:
         raise ToolError(f"{path} is not UTF-8 text; edit_file edits text files.") from None
-    if "\r\n" in text and "\r\n" not in old_string:  # read_file showed the lines with "\n" only
+    if old_string not in text and "\r\n" in text:  # read_file showed these \r\n lines with "\n" only
         old_string, new_string = old_string.replace("\n", "\r\n"), new_string.replace("\n", "\r\n")
     count = text.count(old_string)
     if count == 0:
