@@ -16,8 +16,8 @@ without asking for a tool. Everything later in this course hangs off this loop.
 New in this chapter: all of it. One tool (bash), one loop, a scripted model
 that stands in for the API when there is no key, and a trace of every call.
 
-Run it:  python s01_loop/code.py --offline
-         python s01_loop/code.py "how many lines are in notes.md?"
+Run it:  .venv/bin/python s01_loop/code.py --offline
+         (a REPL: type the prompt that the banner suggests; q leaves)
 """
 
 import argparse
@@ -72,53 +72,74 @@ def system_prompt(workdir):
 
 
 # ======================================================================
-# TOOL RESULTS AND INPUT CHECKS
+# THE AGENT LOOP
 # ======================================================================
 
-class ToolError(Exception):
-    """A tool failed in a way the model should hear about (is_error: true)."""
+def agent_loop(session):
+    """Call the model until it stops asking for tools; return its last text."""
+    while True:
+        response = call_model(session, build_request(session))
+        content = [block_to_dict(block) for block in response.content if not is_blank(block)]
+        if content:
+            session.messages.append({"role": "assistant", "content": content})
+        text = "\n".join(block["text"] for block in content if block["type"] == "text")
+        if text:
+            show(text)
+        tool_uses = [block for block in content if block["type"] == "tool_use"]
+        if response.stop_reason == "tool_use" and tool_uses:
+            add_user_blocks(session.messages, run_tools(session, tool_uses))
+            continue
+        finish_reply(session, response.stop_reason, tool_uses)
+        return text
 
 
-def tool_result(tool_use_id, text, is_error=False):
-    result = {"type": "tool_result", "tool_use_id": tool_use_id, "content": text}
-    if is_error:
-        result["is_error"] = True
-    return result
+def run_tools(session, tool_uses):
+    """Run each tool_use in order; return one tool_result for each.
 
-
-JSON_TYPES = {"string": str, "integer": int, "boolean": bool}
-
-
-def input_problem(name, schema, tool_input):
-    """Say what is wrong with a tool's input, or return None if it fits.
-
-    Checks the top level only: an object, required fields present, no unknown
-    fields, and the type of each plain field (string, integer, boolean).
-    Arrays and objects are checked by the tool that takes them.
+    If Ctrl-C stops a tool, every call still gets a result, so that the
+    history stays valid, and the interrupt goes on up to the caller.
     """
-    if not isinstance(tool_input, dict):
-        return f"The input of {name} must be a JSON object."
-    fields = schema["properties"]
-    for key in schema.get("required", []):
-        if key not in tool_input:
-            return f"{name} needs the field '{key}'."
-    for key, value in tool_input.items():
-        if key not in fields:
-            return f"{name} has no field '{key}'. Its fields: {', '.join(fields)}."
-        wanted = fields[key]["type"]
-        python_type = JSON_TYPES.get(wanted, object)
-        if not isinstance(value, python_type) or (python_type is int and isinstance(value, bool)):
-            return f"The field '{key}' of {name} must be of type {wanted}."
-    return None
+    results = []
+    try:
+        for block in tool_uses:
+            show(f"> {call_summary(block)}", 2)
+            result = run_tool(session, block)
+            show(("error: " if result.get("is_error") else "") + preview(result["content"]), 4)
+            results.append(result)
+    except KeyboardInterrupt:
+        for block in tool_uses[len(results):]:
+            results.append(tool_result(block["id"], "Interrupted by the user.", is_error=True))
+        add_user_blocks(session.messages, results)
+        raise
+    return results
+
+
+def run_turn(session, prompt):
+    """Send one user prompt and work until the model is done. True if it finished."""
+    before = copy.deepcopy(session.messages)
+    try:
+        add_user_blocks(session.messages, [{"type": "text", "text": prompt}])
+        agent_loop(session)
+        return True
+    except anthropic.AnthropicError as error:
+        show(f"API error: {describe_api_error(error)}")
+    except KeyboardInterrupt:
+        show("[Interrupted.]")
+        answer_open_tool_uses(session.messages)
+    if assistant_turns(session.messages) == assistant_turns(before):
+        # The model never answered: forget the prompt, so that it can be sent again.
+        session.messages[:] = before
+    return False
 
 
 # ======================================================================
-# THE BASH TOOL
+# THE TOOLS
 # ======================================================================
 
 BASH_TOOL = {
     "name": "bash",
-    "description": "Run a shell command in the working directory and return its output and exit code.",
+    "description": ("Run a shell command in the working directory and return its output "
+                    "and exit code."),
     "input_schema": {
         "type": "object",
         "properties": {"command": {"type": "string", "description": "The command to run."}},
@@ -126,12 +147,46 @@ BASH_TOOL = {
     },
 }
 
+
+TOOLS = [BASH_TOOL]
+
+
+def run_tool(session, block):
+    """Run one tool_use block and return its tool_result. Never raises."""
+    name, tool_input = block["name"], block["input"]
+    try:
+        if name != "bash":
+            raise ToolError(f"There is no tool named {name!r}. The only tool is bash.")
+        problem = bash_input_problem(tool_input)
+        if problem:
+            raise ToolError(problem)
+        return tool_result(block["id"], run_bash(tool_input["command"], session.workdir))
+    except ToolError as error:
+        return tool_result(block["id"], str(error), is_error=True)
+    except Exception as error:  # a bug in a tool must not end the session
+        failure = f"The tool failed: {type(error).__name__}: {error}"
+        return tool_result(block["id"], failure, is_error=True)
+
+
+# ======================================================================
+# THE HARNESS: what keeps it safe and runnable (skip on a first read)
+# ======================================================================
+# Above is the idea. Below is what makes it hold: running bash safely, tool
+# results, calling the model and its errors, the session and the screen, the
+# scripted model that plays when there is no key, and the command line.
+
+
+# ======================================================================
+# RUNNING BASH SAFELY
+# ======================================================================
+
 BASH_TIMEOUT = 30  # seconds
 OUTPUT_LIMIT = 10_000  # bytes kept of a command's output
 
 # Commands no harness should ever run for a model, whatever it says.
 CATASTROPHIC = [
-    (r"\brm\s+(-[-\w]+\s+)*[\"']?(/|~/?|\$\{?HOME\}?/?)[\"']?(\*|\s|$)", "deletes the root or home folder"),
+    (r"\brm\s+(-[-\w]+\s+)*[\"']?(/|~/?|\$\{?HOME\}?/?)[\"']?(\*|\s|$)",
+     "deletes the root or home folder"),
     (r"\bmkfs(\.\w+)?\b", "formats a disk"),
     (r"\bdd\b.*\bof=/dev/", "overwrites a device"),
     (r">\s*/dev/(sd|nvme|hd|disk)", "overwrites a device"),
@@ -159,7 +214,8 @@ def run_bash(command, workdir):
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         start_new_session=True,  # its own process group, so a timeout can stop all of it
     )
-    kept, cut = b"", 0  # the first OUTPUT_LIMIT bytes are kept, the rest only counted: a flood cannot fill the memory
+    # the first OUTPUT_LIMIT bytes are kept, the rest only counted: a flood cannot fill the memory
+    kept, cut = b"", 0
     deadline = time.monotonic() + BASH_TIMEOUT
     try:
         while True:
@@ -176,40 +232,198 @@ def run_bash(command, workdir):
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
         if isinstance(stop, subprocess.TimeoutExpired):
-            raise ToolError(f"The command timed out after {BASH_TIMEOUT} seconds and was stopped.") from None
+            raise ToolError(f"The command timed out after {BASH_TIMEOUT} seconds "
+                            "and was stopped.") from None
         raise
     finally:
         process.stdout.close()
-    output = kept.decode("utf-8", errors="replace") + (f"\n[output cut: {cut} more bytes]" if cut else "")
+    output = kept.decode("utf-8", errors="replace")
+    if cut:
+        output += f"\n[output cut: {cut} more bytes]"
     return f"{output.rstrip() or '(no output)'}\n[exit code: {process.returncode}]"
 
 
 # ======================================================================
-# RUNNING A TOOL CALL
+# TOOL RESULTS AND INPUT CHECKS
 # ======================================================================
 
-TOOLS = [BASH_TOOL]
+class ToolError(Exception):
+    """A tool failed in a way the model should hear about (is_error: true)."""
 
 
-def run_tool(session, block):
-    """Run one tool_use block and return its tool_result. Never raises."""
-    name, tool_input = block["name"], block["input"]
-    try:
-        if name != "bash":
-            raise ToolError(f"There is no tool named {name!r}. The only tool is bash.")
-        problem = input_problem(name, BASH_TOOL["input_schema"], tool_input)
-        if problem:
-            raise ToolError(problem)
-        return tool_result(block["id"], run_bash(tool_input["command"], session.workdir))
-    except ToolError as error:
-        return tool_result(block["id"], str(error), is_error=True)
-    except Exception as error:  # a bug in a tool must not end the session
-        return tool_result(block["id"], f"The tool failed: {type(error).__name__}: {error}", is_error=True)
+def tool_result(tool_use_id, text, is_error=False):
+    result = {"type": "tool_result", "tool_use_id": tool_use_id, "content": text}
+    if is_error:
+        result["is_error"] = True
+    return result
+
+
+def bash_input_problem(tool_input):
+    """Say what is wrong with bash's input, or return None if it fits.
+
+    s02 has more tools, and replaces this with one checker for any tool's schema.
+    """
+    if not isinstance(tool_input, dict):
+        return "The input of bash must be a JSON object."
+    if "command" not in tool_input:
+        return "bash needs the field 'command'."
+    for key, value in tool_input.items():
+        if key != "command":
+            return f"bash has no field '{key}'. Its fields: command."
+        if not isinstance(value, str):
+            return "The field 'command' of bash must be of type string."
+    return None
+
+
+# ======================================================================
+# CALLING THE MODEL
+# ======================================================================
+
+def build_request(session):
+    return {
+        "model": session.model,
+        "max_tokens": MAX_TOKENS,
+        "system": system_prompt(session.workdir),
+        "tools": TOOLS,
+        "messages": session.messages,
+    }
+
+
+def call_model(session, request):
+    """One model call. With --trace, append exactly what was sent and received."""
+    response = session.client.messages.create(**request)
+    # e.g. ANTHROPIC_BASE_URL is another kind of server
+    if not isinstance(getattr(response, "content", None), list):
+        raise anthropic.AnthropicError(
+            "the reply is not a Message: is ANTHROPIC_BASE_URL an Anthropic-compatible API?")
+    if session.trace:
+        record = {"request": request, "response": response.to_dict(mode="json")}
+        with open(session.trace, "a", encoding="utf-8") as trace:
+            trace.write(json.dumps(record) + "\n")
+    return response
+
+
+def is_blank(block):
+    """The API refuses blank text blocks, and an empty assistant turn, in the history."""
+    return block.type == "text" and not block.text.strip()
+
+
+def block_to_dict(block):
+    """A response block as the plain dict the API takes back in `messages`."""
+    if block.type == "text":
+        return {"type": "text", "text": block.text}
+    if block.type == "tool_use":
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    return block.to_dict(mode="json")
+
+
+def describe_api_error(error):
+    """One line a learner can act on."""
+    if isinstance(error, anthropic.APIConnectionError):
+        return "could not reach the API. Check the network, a proxy, or ANTHROPIC_BASE_URL."
+    if isinstance(error, anthropic.APIStatusError):
+        hint = {
+            401: "Check ANTHROPIC_API_KEY.",
+            403: "This key may not use this model.",
+            404: "Check MODEL_ID and ANTHROPIC_BASE_URL.",
+            429: "Rate limited: wait a moment and try again.",
+            529: "The API is overloaded: try again in a moment.",
+        }.get(error.status_code, "Try again, or check the request.")
+        # one line, even for a traceback
+        message = " ".join((error.api_message or "no details").split())[:300]
+        return f"{error.status_code} {message}. {hint}"
+    return " ".join(f"{type(error).__name__}: {error}".split())[:300]
+
+
+# ======================================================================
+# THE SESSION
+# ======================================================================
+
+@dataclass
+class Session:
+    client: object
+    model: str
+    workdir: Path
+    trace: Path | None = None
+    messages: list = field(default_factory=list)
+
+
+def add_user_blocks(messages, blocks):
+    """Add blocks to the user turn at the end of the history, or start one.
+
+    Roles must alternate. After an interrupted turn the history can already end
+    with a user turn; the next prompt then joins it instead of following it.
+    """
+    if messages and messages[-1]["role"] == "user":
+        messages[-1]["content"].extend(blocks)
+    else:
+        messages.append({"role": "user", "content": list(blocks)})
+
+
+def show(text, indent=0):
+    pad = " " * indent
+    print("\n".join(pad + line for line in str(text).splitlines()) or pad, flush=True)
+
+
+def call_summary(block):
+    """bash: ls -la  (the tool and its first argument, for the screen)."""
+    tool_input = block["input"]
+    first = tool_input
+    if isinstance(tool_input, dict) and tool_input:
+        first = next(iter(tool_input.values()))
+    if isinstance(first, list):
+        first = f"[{len(first)} items]"
+    text = first if isinstance(first, str) else json.dumps(first)
+    return f"{block['name']}: {text.splitlines()[0] if text.strip() else text}"[:160]
+
+
+def preview(text, lines=6):
+    """The first few lines of a tool result, for the screen (the model gets all)."""
+    kept = text.splitlines()[:lines]
+    more = len(text.splitlines()) - len(kept)
+    if more > 0:
+        kept.append(f"... ({more} more line{'s' if more > 1 else ''})")
+    return "\n".join(kept)
+
+
+def answer_open_tool_uses(messages):
+    """After an interrupt: a tool_use still without a result gets an "interrupted" one."""
+    if messages and messages[-1]["role"] == "assistant":
+        interrupted = [tool_result(block["id"], "Interrupted by the user.", is_error=True)
+                       for block in messages[-1]["content"] if block["type"] == "tool_use"]
+        add_user_blocks(messages, interrupted)
+
+
+def assistant_turns(messages):
+    return sum(message["role"] == "assistant" for message in messages)
+
+
+def finish_reply(session, stop_reason, tool_uses):
+    """A reply that did not stop for tools: its tool calls do not run, but each gets a
+    result, so that the history stays valid. True if the model ended its turn normally."""
+    if tool_uses:
+        not_run = f"Not run: the reply stopped with {stop_reason}."
+        add_user_blocks(session.messages, [tool_result(block["id"], not_run, is_error=True)
+                                           for block in tool_uses])
+    if stop_reason in ("end_turn", "tool_use", "stop_sequence"):
+        return True
+    show(STOP_MESSAGES.get(stop_reason, f"[The model stopped: {stop_reason}.]"))
+    return False
+
+
+STOP_MESSAGES = {
+    "max_tokens": f"[The reply was cut off at max_tokens ({MAX_TOKENS}).]",
+    "refusal": "[The model declined to continue.]",
+    "model_context_window_exceeded":
+        "[The conversation no longer fits the model's context window.]",
+    "pause_turn": "[The model paused its turn.]",
+}
 
 
 # ======================================================================
 # THE SCRIPTED MODEL
 # ======================================================================
+
 # A stand-in for anthropic.Anthropic(): client.messages.create(...) returns
 # the next turn of a script as a real anthropic.types.Message.
 
@@ -233,14 +447,16 @@ def load_script(path):
             script = {"prompt": text_of(calls[0]["request"]["messages"][0]),
                       "turns": [{"response": call["response"]} for call in calls]}
         except (json.JSONDecodeError, LookupError, TypeError, AttributeError):
-            raise ScriptError(f"{path} is neither a script (JSON) nor a trace (JSON lines)") from None
+            raise ScriptError(
+                f"{path} is neither a script (JSON) nor a trace (JSON lines)") from None
     if not isinstance(script, dict) or not isinstance(script.get("turns"), list):
         raise ScriptError(f"{path}: a script is an object with a list of 'turns'")
     for number, turn in enumerate(script["turns"], 1):
         try:
             make_message(turn, "test-model", iter(range(1, 1000)), number)
         except Exception as error:
-            raise ScriptError(f"{path}: turn {number} is not a valid model turn ({error})") from None
+            raise ScriptError(
+                f"{path}: turn {number} is not a valid model turn ({error})") from None
     return script
 
 
@@ -293,188 +509,9 @@ class ScriptedModel:
             self.position += 1
             if turn.get("when", "") in newest:
                 return make_message(turn, model, self.tool_numbers, self.calls)
-        ending = {"content": [{"type": "text", "text": "(The script has no more turns: this is where the recorded session ended.)"}]}
+        ending = {"content": [{"type": "text", "text": (
+            "(The script has no more turns: this is where the recorded session ended.)")}]}
         return make_message(ending, model, self.tool_numbers, self.calls)
-
-
-# ======================================================================
-# CALLING THE MODEL
-# ======================================================================
-
-def build_request(session):
-    return {
-        "model": session.model,
-        "max_tokens": MAX_TOKENS,
-        "system": system_prompt(session.workdir),
-        "tools": TOOLS,
-        "messages": session.messages,
-    }
-
-
-def call_model(session, request):
-    """One model call. With --trace, append exactly what was sent and received."""
-    response = session.client.messages.create(**request)
-    if not isinstance(getattr(response, "content", None), list):  # e.g. ANTHROPIC_BASE_URL is another kind of server
-        raise anthropic.AnthropicError("the reply is not a Message: is ANTHROPIC_BASE_URL an Anthropic-compatible API?")
-    if session.trace:
-        record = {"request": request, "response": response.to_dict(mode="json")}
-        with open(session.trace, "a", encoding="utf-8") as trace:
-            trace.write(json.dumps(record) + "\n")
-    return response
-
-
-def block_to_dict(block):
-    """A response block as the plain dict the API takes back in `messages`."""
-    if block.type == "text":
-        return {"type": "text", "text": block.text}
-    if block.type == "tool_use":
-        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
-    return block.to_dict(mode="json")
-
-
-def describe_api_error(error):
-    """One line a learner can act on."""
-    if isinstance(error, anthropic.APIConnectionError):
-        return "could not reach the API. Check the network, a proxy, or ANTHROPIC_BASE_URL."
-    if isinstance(error, anthropic.APIStatusError):
-        hint = {
-            401: "Check ANTHROPIC_API_KEY.",
-            403: "This key may not use this model.",
-            404: "Check MODEL_ID and ANTHROPIC_BASE_URL.",
-            429: "Rate limited: wait a moment and try again.",
-            529: "The API is overloaded: try again in a moment.",
-        }.get(error.status_code, "Try again, or check the request.")
-        message = " ".join((error.api_message or "no details").split())[:300]  # one line, even for a traceback
-        return f"{error.status_code} {message}. {hint}"
-    return " ".join(f"{type(error).__name__}: {error}".split())[:300]
-
-
-# ======================================================================
-# THE SESSION
-# ======================================================================
-
-@dataclass
-class Session:
-    client: object
-    model: str
-    workdir: Path
-    trace: Path | None = None
-    messages: list = field(default_factory=list)
-
-
-def add_user_blocks(messages, blocks):
-    """Add blocks to the user turn at the end of the history, or start one.
-
-    Roles must alternate. After an interrupted turn the history can already end
-    with a user turn; the next prompt then joins it instead of following it.
-    """
-    if messages and messages[-1]["role"] == "user":
-        messages[-1]["content"].extend(blocks)
-    else:
-        messages.append({"role": "user", "content": list(blocks)})
-
-
-def show(text, indent=0):
-    pad = " " * indent
-    print("\n".join(pad + line for line in str(text).splitlines()) or pad, flush=True)
-
-
-def call_summary(block):
-    """bash: ls -la  (the tool and its first argument, for the screen)."""
-    tool_input = block["input"]
-    first = next(iter(tool_input.values()), "") if isinstance(tool_input, dict) and tool_input else tool_input
-    if isinstance(first, list):
-        first = f"[{len(first)} items]"
-    text = first if isinstance(first, str) else json.dumps(first)
-    return f"{block['name']}: {text.splitlines()[0] if text.strip() else text}"[:160]
-
-
-def preview(text, lines=6):
-    """The first few lines of a tool result, for the screen (the model gets all)."""
-    kept = text.splitlines()[:lines]
-    more = len(text.splitlines()) - len(kept)
-    return "\n".join(kept) + (f"\n... ({more} more line{'s' if more > 1 else ''})" if more > 0 else "")
-
-
-# ======================================================================
-# THE AGENT LOOP
-# ======================================================================
-
-STOP_MESSAGES = {
-    "max_tokens": f"[The reply was cut off at max_tokens ({MAX_TOKENS}).]",
-    "refusal": "[The model declined to continue.]",
-    "model_context_window_exceeded": "[The conversation no longer fits the model's context window.]",
-    "pause_turn": "[The model paused its turn.]",
-}
-
-
-def run_tools(session, tool_uses):
-    """Run each tool_use in order; return one tool_result for each.
-
-    If Ctrl-C stops a tool, every call still gets a result, so that the
-    history stays valid, and the interrupt goes on up to the caller.
-    """
-    results = []
-    try:
-        for block in tool_uses:
-            show(f"> {call_summary(block)}", 2)
-            result = run_tool(session, block)
-            show(("error: " if result.get("is_error") else "") + preview(result["content"]), 4)
-            results.append(result)
-    except KeyboardInterrupt:
-        for block in tool_uses[len(results):]:
-            results.append(tool_result(block["id"], "Interrupted by the user.", is_error=True))
-        add_user_blocks(session.messages, results)
-        raise
-    return results
-
-
-def answer_open_tool_uses(messages):
-    """After an interrupt: a tool_use still without a result gets an "interrupted" one."""
-    if messages and messages[-1]["role"] == "assistant":
-        add_user_blocks(messages, [tool_result(block["id"], "Interrupted by the user.", is_error=True)
-                                   for block in messages[-1]["content"] if block["type"] == "tool_use"])
-
-
-def agent_loop(session):
-    """Call the model until it stops asking for tools; return its last text."""
-    while True:
-        response = call_model(session, build_request(session))
-        content = [block_to_dict(block) for block in response.content
-                   if block.type != "text" or block.text.strip()]  # the API refuses blank text blocks
-        if content:  # the API refuses an empty assistant turn in the history
-            session.messages.append({"role": "assistant", "content": content})
-        text = "\n".join(block["text"] for block in content if block["type"] == "text")
-        if text:
-            show(text)
-        tool_uses = [block for block in content if block["type"] == "tool_use"]
-        if response.stop_reason == "tool_use" and tool_uses:
-            add_user_blocks(session.messages, run_tools(session, tool_uses))
-            continue
-        if tool_uses:  # a tool call in a reply that did not stop for tools: do not run it
-            add_user_blocks(session.messages, [
-                tool_result(block["id"], f"Not run: the reply stopped with {response.stop_reason}.", is_error=True)
-                for block in tool_uses])
-        if response.stop_reason not in ("end_turn", "tool_use", "stop_sequence"):
-            show(STOP_MESSAGES.get(response.stop_reason, f"[The model stopped: {response.stop_reason}.]"))
-        return text
-
-
-def run_turn(session, prompt):
-    """Send one user prompt and work until the model is done. True if it finished."""
-    before = copy.deepcopy(session.messages)
-    try:
-        add_user_blocks(session.messages, [{"type": "text", "text": prompt}])
-        agent_loop(session)
-        return True
-    except anthropic.AnthropicError as error:
-        show(f"API error: {describe_api_error(error)}")
-    except KeyboardInterrupt:
-        show("[Interrupted.]")
-        answer_open_tool_uses(session.messages)
-    if [m["role"] for m in session.messages].count("assistant") == [m["role"] for m in before].count("assistant"):
-        session.messages[:] = before  # the model never answered: forget the prompt, it can be sent again
-    return False
 
 
 # ======================================================================
@@ -482,12 +519,17 @@ def run_turn(session, prompt):
 # ======================================================================
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog=f"python {CHAPTER}/code.py", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=f"python {CHAPTER}/code.py",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("prompt", nargs="?", help="run this one prompt and exit (default: a REPL)")
-    parser.add_argument("--offline", action="store_true", help="use the scripted model even if a key is set")
-    parser.add_argument("--script", type=Path, help="play this script (or a trace) offline (default: scenario.json)")
-    parser.add_argument("--trace", type=Path, help="append every model call to this file, one JSON line each")
-    parser.add_argument("--workdir", type=Path, help="where the tools act (offline default: a fresh copy of workspace/)")
+    parser.add_argument("--offline", action="store_true",
+                        help="use the scripted model even if a key is set")
+    parser.add_argument("--script", type=Path,
+                        help="play this script (or a trace) offline (default: scenario.json)")
+    parser.add_argument("--trace", type=Path,
+                        help="append every model call to this file, one JSON line each")
+    parser.add_argument("--workdir", type=Path,
+                        help="where the tools act (offline default: a fresh copy of workspace/)")
     return parser.parse_args(argv)
 
 

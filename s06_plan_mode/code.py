@@ -16,14 +16,11 @@ and a changing call that arrives anyway is refused, in every mode.
                                   feedback: stay, the model revises the plan
                                   n / empty / EOF: stay, the turn ends
 
-Plan mode is a flag of the session, not a permission mode: leaving it gives
-back the permission mode the session had.
+New: enter_plan_mode and exit_plan_mode, the plan-mode filter on the tool list
+and on the permission check, the reminders, the plan file, --plan and /plan.
 
-New in this chapter: enter_plan_mode and exit_plan_mode, the plan-mode
-filter on the tool list and on the permission check, the reminders that tell
-the model where it stands, the plan file, a session id, --plan and /plan.
-
-Run it:  printf 'y\n' | python s06_plan_mode/code.py --offline --mode accept_edits
+Run it:  .venv/bin/python s06_plan_mode/code.py --offline
+         (a REPL: type the prompt that the banner suggests; q leaves)
 """
 
 import argparse
@@ -71,7 +68,7 @@ SECRET_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 
 
 # ======================================================================
-# SYSTEM PROMPT                                           (changed in s05)
+# SYSTEM PROMPT
 # ======================================================================
 
 def system_prompt(workdir):
@@ -88,53 +85,104 @@ def system_prompt(workdir):
 
 
 # ======================================================================
-# TOOL RESULTS AND INPUT CHECKS
+# THE AGENT LOOP
 # ======================================================================
 
-class ToolError(Exception):
-    """A tool failed in a way the model should hear about (is_error: true)."""
+def agent_loop(session):
+    """Call the model until it stops asking for tools; return its last text."""
+    sent_back = 0  # how often Stop hooks sent the model back to work, in a row
+    session.plan_rejected = False  # a rejection in an interrupted turn must not end this one
+    while True:
+        response = call_model(session, build_request(session))
+        content = [block_to_dict(block) for block in response.content if not is_blank(block)]
+        if content:
+            session.messages.append({"role": "assistant", "content": content})
+        text = "\n".join(block["text"] for block in content if block["type"] == "text")
+        if text:
+            show(text)
+        tool_uses = [block for block in content if block["type"] == "tool_use"]
+        if response.stop_reason == "tool_use" and tool_uses:
+            results = run_tools(session, tool_uses)
+            reminders = todo_reminder(session, tool_uses, results) + take_notes(session)
+            add_user_blocks(session.messages, results + reminders)
+            if session.plan_rejected:  # the user said no to the plan: the turn ends here
+                session.plan_rejected = False
+                return text
+            continue
+        if not finish_reply(session, response.stop_reason, tool_uses):
+            return text
+        hooked = run_hooks(session, "Stop", stop_hook_active=sent_back > 0, last_message=text)
+        if hooked["decision"] == "block" and sent_back < STOP_HOOK_LIMIT:
+            sent_back += 1
+            show(f"[A Stop hook sends the model back to work: {hooked['reason']}]")
+            again = hook_text("Stop", hooked["reason"])
+            add_user_blocks(session.messages, [{"type": "text", "text": again}])
+            continue
+        if hooked["decision"] == "block":
+            show(f"[A Stop hook asked again; after {STOP_HOOK_LIMIT} times in a row "
+                 "the turn ends anyway.]")
+        return text
 
 
-def tool_result(tool_use_id, text, is_error=False):
-    result = {"type": "tool_result", "tool_use_id": tool_use_id, "content": text}
-    if is_error:
-        result["is_error"] = True
-    return result
+def run_tools(session, tool_uses):
+    """Run each tool_use in order; return one tool_result for each.
 
-
-JSON_TYPES = {"string": str, "integer": int, "boolean": bool}
-
-
-def input_problem(name, schema, tool_input):
-    """Say what is wrong with a tool's input, or return None if it fits.
-
-    Checks the top level only: an object, required fields present, no unknown
-    fields, and the type of each plain field (string, integer, boolean).
-    Arrays and objects are checked by the tool that takes them.
+    If Ctrl-C stops a tool, every call still gets a result, so that the
+    history stays valid, and the interrupt goes on up to the caller.
     """
-    if not isinstance(tool_input, dict):
-        return f"The input of {name} must be a JSON object."
-    fields = schema["properties"]
-    for key in schema.get("required", []):
-        if key not in tool_input:
-            return f"{name} needs the field '{key}'."
-    for key, value in tool_input.items():
-        if key not in fields:
-            return f"{name} has no field '{key}'. Its fields: {', '.join(fields)}."
-        wanted = fields[key]["type"]
-        python_type = JSON_TYPES.get(wanted, object)
-        if not isinstance(value, python_type) or (python_type is int and isinstance(value, bool)):
-            return f"The field '{key}' of {name} must be of type {wanted}."
-    return None
+    results = []
+    try:
+        for block in tool_uses:
+            show(f"> {call_summary(block)}", 2)
+            result = run_tool(session, block)
+            show(("error: " if result.get("is_error") else "") + preview(result["content"]), 4)
+            results.append(result)
+    except KeyboardInterrupt:
+        for block in tool_uses[len(results):]:
+            results.append(tool_result(block["id"], "Interrupted by the user.", is_error=True))
+        add_user_blocks(session.messages, results)
+        raise
+    return results
+
+
+def run_turn(session, prompt):
+    """Send one user prompt and work until the model is done. True if it finished."""
+    before = copy.deepcopy(session.messages)
+    notes_before = list(session.notes)
+    try:
+        hooked = run_hooks(session, "UserPromptSubmit", prompt=prompt)
+        if hooked["decision"] == "block":
+            show(f"[A UserPromptSubmit hook blocked this prompt: {hooked['reason']}]")
+            return False
+        blocks = [{"type": "text", "text": prompt}]
+        if hooked["context"]:
+            context = hook_text("UserPromptSubmit", hooked["context"])
+            blocks.append({"type": "text", "text": context})
+        if session.plan_mode and not session.notes:
+            session.notes.append(PLAN_MODE_STILL_ON)
+        add_user_blocks(session.messages, blocks + take_notes(session))
+        agent_loop(session)
+        return True
+    except anthropic.AnthropicError as error:
+        show(f"API error: {describe_api_error(error)}")
+    except KeyboardInterrupt:
+        show("[Interrupted.]")
+        answer_open_tool_uses(session.messages)
+    if assistant_turns(session.messages) == assistant_turns(before):
+        # The model never answered: forget the prompt, so that it can be sent again.
+        session.messages[:] = before
+        session.notes = notes_before  # and keep the plan-mode notes for the next prompt
+    return False
 
 
 # ======================================================================
-# THE BASH TOOL
+# THE TOOLS
 # ======================================================================
 
 BASH_TOOL = {
     "name": "bash",
-    "description": "Run a shell command in the working directory and return its output and exit code.",
+    "description": ("Run a shell command in the working directory and return its output "
+                    "and exit code."),
     "input_schema": {
         "type": "object",
         "properties": {"command": {"type": "string", "description": "The command to run."}},
@@ -142,62 +190,48 @@ BASH_TOOL = {
     },
 }
 
-BASH_TIMEOUT = 30  # seconds
-OUTPUT_LIMIT = 10_000  # bytes kept of a command's output
 
-# Commands no harness should ever run for a model, whatever it says.
-CATASTROPHIC = [
-    (r"\brm\s+(-[-\w]+\s+)*[\"']?(/|~/?|\$\{?HOME\}?/?)[\"']?(\*|\s|$)", "deletes the root or home folder"),
-    (r"\bmkfs(\.\w+)?\b", "formats a disk"),
-    (r"\bdd\b.*\bof=/dev/", "overwrites a device"),
-    (r">\s*/dev/(sd|nvme|hd|disk)", "overwrites a device"),
-    (r":\(\)\s*\{.*:\s*\|\s*:.*\}", "is a fork bomb"),
-    (r"\b(shutdown|reboot|halt|poweroff)\b", "stops the machine"),
-    (r"\bchmod\s+(-\w+\s+)*777\s+/(\s|$)", "opens up the whole file system"),
-]
+TOOLS = [BASH_TOOL]
+
+# The dispatch map: a tool's name to the function that runs it. Each chapter's
+# tools add theirs where they are defined.
+TOOL_HANDLERS = {"bash": lambda workdir, command: run_bash(command, workdir)}
 
 
-def catastrophic_reason(command):
-    """Why this command must never run, or None."""
-    for pattern, reason in CATASTROPHIC:
-        if re.search(pattern, command):
-            return reason
-    return None
-
-
-def run_bash(command, workdir):
-    reason = catastrophic_reason(command)
-    if reason:
-        raise ToolError(f"Refused: this command {reason}.")
-    env = {k: v for k, v in os.environ.items() if k not in SECRET_VARIABLES}
-    process = subprocess.Popen(
-        command, shell=True, cwd=workdir, env=env,
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        start_new_session=True,  # its own process group, so a timeout can stop all of it
-    )
-    kept, cut = b"", 0  # the first OUTPUT_LIMIT bytes are kept, the rest only counted: a flood cannot fill the memory
-    deadline = time.monotonic() + BASH_TIMEOUT
+def run_tool(session, block):
+    """Run one tool_use block and return its tool_result. Never raises."""
+    name, tool_input = block["name"], block["input"]
     try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([process.stdout], [], [], left)[0]:
-                raise subprocess.TimeoutExpired(command, BASH_TIMEOUT)
-            chunk = os.read(process.stdout.fileno(), 65536)
-            if not chunk:  # the output has ended
-                break
-            room = OUTPUT_LIMIT - len(kept)
-            kept, cut = kept + chunk[:room], cut + len(chunk[room:])
-        process.wait(timeout=max(deadline - time.monotonic(), 0.1))
-    except BaseException as stop:  # a timeout, or Ctrl-C: stop the whole group
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-        if isinstance(stop, subprocess.TimeoutExpired):
-            raise ToolError(f"The command timed out after {BASH_TIMEOUT} seconds and was stopped.") from None
-        raise
-    finally:
-        process.stdout.close()
-    output = kept.decode("utf-8", errors="replace") + (f"\n[output cut: {cut} more bytes]" if cut else "")
-    return f"{output.rstrip() or '(no output)'}\n[exit code: {process.returncode}]"
+        handler = TOOL_HANDLERS.get(name)
+        if handler is None:
+            raise ToolError(f"There is no tool named {name!r}. "
+                            f"The tools are: {', '.join(TOOL_HANDLERS)}.")
+        schema = next(tool["input_schema"] for tool in TOOLS if tool["name"] == name)
+        problem = input_problem(name, schema, tool_input)
+        if problem:
+            raise ToolError(problem)
+        hooked = run_hooks(session, "PreToolUse", tool_name=name, tool_input=tool_input)
+        if hooked["decision"] == "block":
+            raise ToolError(f"Blocked by a PreToolUse hook: {hooked['reason']}")
+        decision, reason = check_permission(session, name, tool_input)
+        if decision == "ask" and hooked["decision"] == "allow":
+            decision = "allow"  # a hook may spare the user the question, but never lift a deny
+        if decision == "ask":
+            decision, reason = ask_permission(session, block)
+        if decision == "deny":
+            raise ToolError(reason)
+        content = handler(session if name in SESSION_TOOLS else session.workdir, **tool_input)
+        hooked = run_hooks(session, "PostToolUse", tool_name=name, tool_input=tool_input,
+                           tool_response=content)
+        feedback = "\n".join(text for text in (hooked["context"], hooked["reason"]) if text)
+        if feedback:
+            content += "\n" + hook_text("PostToolUse", feedback)
+        return tool_result(block["id"], content)
+    except ToolError as error:
+        return tool_result(block["id"], str(error), is_error=True)
+    except Exception as error:  # a bug in a tool must not end the session
+        failure = f"The tool failed: {type(error).__name__}: {error}"
+        return tool_result(block["id"], failure, is_error=True)
 
 
 # ======================================================================
@@ -215,9 +249,11 @@ def resolve_path(workdir, path):
     if "\0" in path:
         raise ToolError("Refused: the path contains a NUL byte.")
     if path.startswith("~"):
-        raise ToolError(f"Refused: {path!r} starts with '~'. Use a path relative to the working directory.")
+        raise ToolError(f"Refused: {path!r} starts with '~'. "
+                        "Use a path relative to the working directory.")
     if ".." in Path(path).parts:
-        raise ToolError(f"Refused: {path!r} contains '..'. Paths stay inside the working directory.")
+        raise ToolError(f"Refused: {path!r} contains '..'. "
+                        "Paths stay inside the working directory.")
     root = Path(workdir).resolve()
     try:
         target = (root / path).resolve()  # follows symlinks, so a link that leads out is seen here
@@ -269,7 +305,9 @@ def read_file(workdir, path, offset=1, limit=READ_LIMIT):
         chosen.append(line)
     numbered = "\n".join(f"{number:>6}\t{line}" for number, line in enumerate(chosen, offset))
     rest = len(lines) - (offset - 1 + len(chosen))
-    return numbered + (f"\n({rest} more lines; read on with offset={offset + len(chosen)})" if rest > 0 else "")
+    if rest > 0:
+        numbered += f"\n({rest} more lines; read on with offset={offset + len(chosen)})"
+    return numbered
 
 
 def write_atomically(target, content):
@@ -285,7 +323,8 @@ def write_atomically(target, content):
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
+                                         suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as file:
             file.write(content)
@@ -305,7 +344,8 @@ def write_file(workdir, path, content):
         write_atomically(target, content)
     except OSError as error:
         raise ToolError(f"Cannot write {path}: {error.strerror}.") from None
-    return f"{'Overwrote' if existed else 'Created'} {shown(workdir, target)} ({len(content)} characters)."
+    done = "Overwrote" if existed else "Created"
+    return f"{done} {shown(workdir, target)} ({len(content)} characters)."
 
 
 def edit_file(workdir, path, old_string, new_string, replace_all=False):
@@ -321,18 +361,23 @@ def edit_file(workdir, path, old_string, new_string, replace_all=False):
         raise ToolError(f"Cannot read {path}: {error.strerror}.") from None
     except UnicodeDecodeError:
         raise ToolError(f"{path} is not UTF-8 text; edit_file edits text files.") from None
-    if old_string not in text and "\r\n" in text:  # read_file showed these \r\n lines with "\n" only
+    # read_file showed these \r\n lines with "\n" only
+    if old_string not in text and "\r\n" in text:
         old_string, new_string = old_string.replace("\n", "\r\n"), new_string.replace("\n", "\r\n")
     count = text.count(old_string)
     if count == 0:
-        raise ToolError(f"old_string was not found in {path}. Read the file and copy the text exactly.")
+        raise ToolError(f"old_string was not found in {path}. "
+                        "Read the file and copy the text exactly.")
     if count > 1 and not replace_all:
-        raise ToolError(f"old_string occurs {count} times in {path}. Add context to make it unique, or set replace_all.")
+        raise ToolError(f"old_string occurs {count} times in {path}. "
+                        "Add context to make it unique, or set replace_all.")
     try:
         write_atomically(target, text.replace(old_string, new_string))
     except OSError as error:
         raise ToolError(f"Cannot write {path}: {error.strerror}.") from None
-    return f"Replaced {count if replace_all else 1} occurrence{'s' if replace_all and count > 1 else ''} in {shown(workdir, target)}."
+    replaced = count if replace_all else 1
+    plural = "s" if replaced > 1 else ""
+    return f"Replaced {replaced} occurrence{plural} in {shown(workdir, target)}."
 
 
 def glob_files(workdir, pattern):
@@ -358,12 +403,14 @@ def path_field(description):
 FILE_TOOLS = [
     {
         "name": "read_file",
-        "description": "Read a text file. Lines come numbered. For a long file, read a part with offset (first line, from 1) and limit (how many lines).",
+        "description": ("Read a text file. Lines come numbered. For a long file, read a part "
+                        "with offset (first line, from 1) and limit (how many lines)."),
         "input_schema": {
             "type": "object",
             "properties": {
                 "path": path_field("The file, relative to the working directory."),
-                "offset": {"type": "integer", "description": "The first line to read, counting from 1."},
+                "offset": {"type": "integer",
+                           "description": "The first line to read, counting from 1."},
                 "limit": {"type": "integer", "description": "How many lines to read."},
             },
             "required": ["path"],
@@ -371,7 +418,8 @@ FILE_TOOLS = [
     },
     {
         "name": "write_file",
-        "description": "Create or overwrite a file with the given content. Missing folders are created.",
+        "description": ("Create or overwrite a file with the given content. "
+                        "Missing folders are created."),
         "input_schema": {
             "type": "object",
             "properties": {
@@ -383,21 +431,24 @@ FILE_TOOLS = [
     },
     {
         "name": "edit_file",
-        "description": "Replace old_string with new_string in a file. old_string must occur exactly once, unless replace_all is true.",
+        "description": ("Replace old_string with new_string in a file. old_string must occur "
+                        "exactly once, unless replace_all is true."),
         "input_schema": {
             "type": "object",
             "properties": {
                 "path": path_field("The file, relative to the working directory."),
                 "old_string": {"type": "string", "description": "The exact text to replace."},
                 "new_string": {"type": "string", "description": "The text to put in its place."},
-                "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)."},
+                "replace_all": {"type": "boolean",
+                                "description": "Replace every occurrence (default false)."},
             },
             "required": ["path", "old_string", "new_string"],
         },
     },
     {
         "name": "glob",
-        "description": "List the files that match a glob pattern such as '**/*.py', sorted, relative to the working directory.",
+        "description": ("List the files that match a glob pattern such as '**/*.py', sorted, "
+                        "relative to the working directory."),
         "input_schema": {
             "type": "object",
             "properties": {"pattern": {"type": "string", "description": "The glob pattern."}},
@@ -407,14 +458,22 @@ FILE_TOOLS = [
 ]
 
 
+# The file tools join bash in the tool list and in the dispatch map.
+TOOLS += FILE_TOOLS
+TOOL_HANDLERS.update({"read_file": read_file, "write_file": write_file,
+                      "edit_file": edit_file, "glob": glob_files})
+
+
 # ======================================================================
-# PERMISSIONS                                             (changed in s06)
+# PERMISSIONS
 # ======================================================================
 
 MODES = ("default", "accept_edits", "bypass")
-SAFE_TOOLS = {"read_file", "glob", "todo_write", "enter_plan_mode", "exit_plan_mode"}  # they change no file: they run in every mode
+# they change no file: they run in every mode
+SAFE_TOOLS = {"read_file", "glob", "todo_write", "enter_plan_mode", "exit_plan_mode"}
 EDIT_TOOLS = {"write_file", "edit_file"}
-RULE_SUBJECT = {"bash": "command", "read_file": "path", "write_file": "path", "edit_file": "path", "glob": "pattern"}
+RULE_SUBJECT = {"bash": "command", "read_file": "path", "write_file": "path", "edit_file": "path",
+                "glob": "pattern"}
 
 # Commands that only read. Anything else, or any of these used to write, is not read-only.
 READ_ONLY_COMMANDS = {
@@ -424,10 +483,13 @@ READ_ONLY_COMMANDS = {
 }
 READ_ONLY_GIT = {"status", "diff", "log", "show", "blame", "ls-files", "rev-parse"}
 # Options that make a reading command write or run something (matched as prefixes).
-WRITING_OPTIONS = {"find": ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprintf", "-fls"),
-                   "sort": ("--output", "--compress-program"), "git": ("--output",), "tree": ("-o",),
+WRITING_OPTIONS = {"find": ("-exec", "-execdir", "-ok", "-okdir", "-delete",
+                            "-fprint", "-fprintf", "-fls"),
+                   "sort": ("--output", "--compress-program"), "git": ("--output",),
+                   "tree": ("-o",),
                    "rg": ("--pre",), "file": ("-C", "--compile")}
-# Short options that write, alone or in a group of short options: sort -uo out, tree -ao out, tree -R.
+# Short options that write, alone or in a group of short options:
+# sort -uo out, tree -ao out, tree -R.
 WRITING_LETTERS = {"sort": "o", "tree": "oR", "file": "C"}
 
 
@@ -453,7 +515,8 @@ def is_read_only(command):
             return False
         if any(arg.startswith(("/", "~")) or ".." in arg or "$" in arg for arg in args):
             return False  # it may read outside the workdir: /etc, ~/.ssh, ../x, $HOME/...
-        if any(arg.startswith(option) for arg in args for option in WRITING_OPTIONS.get(program, ())):
+        writing = WRITING_OPTIONS.get(program, ())
+        if any(arg.startswith(option) for arg in args for option in writing):
             return False
         letters = WRITING_LETTERS.get(program)
         if letters and any(re.fullmatch(f"-[a-zA-Z]*[{letters}].*", arg) for arg in args):
@@ -473,7 +536,8 @@ def parse_rule(rule):
     if not match:
         raise SettingsError(f"cannot parse the rule {rule!r}: write a tool name, or tool(pattern)")
     if match[1] not in TOOL_HANDLERS:
-        raise SettingsError(f"the rule {rule!r} names no tool; the tools are: {', '.join(TOOL_HANDLERS)}")
+        raise SettingsError(f"the rule {rule!r} names no tool; "
+                            f"the tools are: {', '.join(TOOL_HANDLERS)}")
     return match[1], match[2]
 
 
@@ -491,7 +555,8 @@ def load_settings(workdir):
     except (OSError, UnicodeDecodeError) as error:
         raise SettingsError(f"{path}: cannot read it ({error})") from None
     except json.JSONDecodeError as error:
-        raise SettingsError(f"{path}: not valid JSON ({error.msg} at line {error.lineno}, column {error.colno})") from None
+        raise SettingsError(f"{path}: not valid JSON ({error.msg} at line {error.lineno}, "
+                            f"column {error.colno})") from None
     try:
         check_settings(settings)
     except SettingsError as error:
@@ -507,7 +572,8 @@ def check_settings(settings):
         raise SettingsError('"permissions" must be an object with "deny", "ask" and "allow" lists')
     for key, rules in permissions.items():
         if key not in ("deny", "ask", "allow"):
-            raise SettingsError(f'"permissions" has an unknown key {key!r}; the keys are deny, ask, allow')
+            raise SettingsError(
+                f'"permissions" has an unknown key {key!r}; the keys are deny, ask, allow')
         if not isinstance(rules, list):
             raise SettingsError(f'"permissions.{key}" must be a list of rules')
         for rule in rules:
@@ -549,7 +615,8 @@ def matching_rule(session, decision, name, tool_input):
         subjects += [part.strip() for part in re.split(r"&&|\|\||;|\||\n", subject)]
     for rule in rules:
         tool, pattern = parse_rule(rule)
-        if tool == name and (pattern is None or any(fnmatch.fnmatchcase(s, pattern) for s in subjects)):
+        if tool == name and (pattern is None
+                             or any(fnmatch.fnmatchcase(s, pattern) for s in subjects)):
             return rule
     return None
 
@@ -557,10 +624,12 @@ def matching_rule(session, decision, name, tool_input):
 def check_permission(session, name, tool_input):
     """Decide one tool call before it runs: ("allow" | "deny" | "ask", reason)."""
     if session.plan_mode and name == "enter_plan_mode":
-        return "deny", "Plan mode is already on. Explore, then submit your plan with exit_plan_mode."
+        return "deny", ("Plan mode is already on. "
+                        "Explore, then submit your plan with exit_plan_mode.")
     if session.plan_mode and not plan_mode_allows(name, tool_input):
-        return "deny", (f"Denied: plan mode is on, and {name} may change things. Only reading tools "
-                        "and read-only bash run now. Finish the plan and submit it with exit_plan_mode.")
+        return "deny", (f"Denied: plan mode is on, and {name} may change things. "
+                        "Only reading tools and read-only bash run now. "
+                        "Finish the plan and submit it with exit_plan_mode.")
     if name == "bash":
         danger = catastrophic_reason(tool_input["command"])
         if danger:
@@ -568,7 +637,9 @@ def check_permission(session, name, tool_input):
     for decision in ("deny", "ask", "allow"):
         rule = matching_rule(session, decision, name, tool_input)
         if rule:
-            return decision, f"Denied by the rule {rule!r} in .agent/settings.json." if decision == "deny" else f"rule {rule!r}"
+            if decision == "deny":
+                return decision, f"Denied by the rule {rule!r} in .agent/settings.json."
+            return decision, f"rule {rule!r}"
     if session.mode == "bypass":
         return "allow", "bypass mode"
     if name in SAFE_TOOLS or (name == "bash" and is_read_only(tool_input["command"])):
@@ -584,7 +655,8 @@ def ask_permission(session, block):
     answer = read_line("    [y] yes  [a] always (saved to .agent/settings.json)  [n] no: ")
     answer = (answer or "").strip().lower()
     if answer == "a":
-        rule = f"{block['name']}({glob.escape(rule_subject(session, block['name'], block['input']))})"
+        subject = rule_subject(session, block["name"], block["input"])
+        rule = f"{block['name']}({glob.escape(subject)})"
         try:
             if block["name"] == "bash" and is_chain(block["input"]["command"]):
                 raise SettingsError("an allow rule covers one simple command, not a chain")
@@ -594,7 +666,8 @@ def ask_permission(session, block):
             show(f"could not save the rule ({error}); allowed this once", 4)
     if answer in ("y", "yes", "a"):
         return "allow", "the user said yes"
-    return "deny", "The user denied this call. Do not try it again as it is; ask the user, or find another way."
+    return "deny", ("The user denied this call. Do not try it again as it is; "
+                    "ask the user, or find another way.")
 
 
 def remember_rule(session, rule):
@@ -672,35 +745,46 @@ def command_hook(command, timeout=HOOK_TIMEOUT):
         if process.returncode == 2:
             return {"decision": "block", "reason": stderr.strip() or "blocked by a hook"}
         if process.returncode != 0:
-            raise HookError(f"exit code {process.returncode}: {(stderr.strip() or stdout.strip())[:300]}")
+            said = (stderr.strip() or stdout.strip())[:300]
+            raise HookError(f"exit code {process.returncode}: {said}")
         if not stdout.strip():
             return None
         try:
             return json.loads(stdout)
         except json.JSONDecodeError:
-            raise HookError(f"exit code 0, but its output is not JSON: {stdout.strip()[:100]!r}") from None
+            raise HookError(
+                f"exit code 0, but its output is not JSON: {stdout.strip()[:100]!r}") from None
     return run
 
 
 def load_command_hooks(session):
-    """The command hooks in .agent/settings.json: {"hooks": {EVENT: [{matcher, command, timeout}]}}."""
+    """The command hooks in .agent/settings.json.
+
+    Their form: {"hooks": {EVENT: [{matcher, command, timeout}]}}.
+    """
     where = settings_path(session.workdir)
     hooks = session.settings.get("hooks", {})
     if not isinstance(hooks, dict):
         raise SettingsError(f'{where}: "hooks" must be an object of events')
     for event, entries in hooks.items():
         if event not in HOOK_EVENTS:
-            raise SettingsError(f"{where}: unknown hook event {event!r}; the events are: {', '.join(HOOK_EVENTS)}")
+            raise SettingsError(f"{where}: unknown hook event {event!r}; "
+                                f"the events are: {', '.join(HOOK_EVENTS)}")
         for entry in entries if isinstance(entries, list) else [None]:
-            if not isinstance(entry, dict) or not isinstance(entry.get("command"), str) or set(entry) - {"matcher", "command", "timeout"}:
-                raise SettingsError(f'{where}: each {event} hook must be {{"command": "...", "matcher": "...", "timeout": N}}')
+            if (not isinstance(entry, dict) or not isinstance(entry.get("command"), str)
+                    or set(entry) - {"matcher", "command", "timeout"}):
+                raise SettingsError(f"{where}: each {event} hook must be "
+                                    '{"command": "...", "matcher": "...", "timeout": N}')
             timeout = entry.get("timeout", HOOK_TIMEOUT)
             if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
-                raise SettingsError(f"{where}: the timeout of a {event} hook must be a positive number")
+                raise SettingsError(
+                    f"{where}: the timeout of a {event} hook must be a positive number")
             try:
-                add_hook(session, event, command_hook(entry["command"], timeout), entry.get("matcher", "*"))
+                add_hook(session, event, command_hook(entry["command"], timeout),
+                         entry.get("matcher", "*"))
             except (re.error, TypeError):
-                raise SettingsError(f"{where}: the matcher {entry.get('matcher')!r} of a {event} hook is not a regex") from None
+                raise SettingsError(f"{where}: the matcher {entry.get('matcher')!r} "
+                                    f"of a {event} hook is not a regex") from None
             session.hooks[-1].label = entry["command"][:60]
 
 
@@ -714,19 +798,23 @@ def run_hooks(session, event_name, **details):
     outcome = {"decision": None, "reason": "", "context": ""}
     for hook in session.hooks:
         tool = details.get("tool_name")
-        if hook.event != event_name or (tool and hook.matcher not in ("*", "") and not re.fullmatch(hook.matcher, tool)):
+        matches_tool = hook.matcher in ("*", "") or re.fullmatch(hook.matcher, tool or "")
+        if hook.event != event_name or (tool and not matches_tool):
             continue
         try:
             decision = hook.run(copy.deepcopy(event)) or {}
-            if not isinstance(decision, dict) or decision.get("decision") not in (None, "block", "allow"):
-                raise HookError(f"a decision must be None or a dict with decision block or allow, not {decision!r}")
+            if (not isinstance(decision, dict)
+                    or decision.get("decision") not in (None, "block", "allow")):
+                raise HookError("a decision must be None or a dict with decision block or allow, "
+                                f"not {decision!r}")
         except Exception as error:  # HookError, or a bug in a Python hook
             show(f"hook error ({event_name}, {hook.label}): {error}", 2)
             continue
         if decision.get("context"):
             outcome["context"] = (outcome["context"] + "\n" + str(decision["context"])).strip()
         if decision.get("decision") == "block":
-            return {**outcome, "decision": "block", "reason": str(decision.get("reason") or "blocked by a hook")}
+            reason = str(decision.get("reason") or "blocked by a hook")
+            return {**outcome, "decision": "block", "reason": reason}
         if decision.get("decision") == "allow":
             outcome["decision"] = "allow"
     return outcome
@@ -746,7 +834,8 @@ def check_python_syntax(event):
     try:
         compile((Path(event["cwd"]) / path).read_text(encoding="utf-8"), path, "exec")
     except SyntaxError as error:
-        return {"context": f"{path} no longer parses: {error.msg} (line {error.lineno}). Fix it first."}
+        return {"context": f"{path} no longer parses: {error.msg} (line {error.lineno}). "
+                           "Fix it first."}
     except (OSError, UnicodeDecodeError, ValueError):
         return None
     return None
@@ -779,9 +868,11 @@ TODO_TOOL = {
                 "items": {
                     "type": "object",
                     "properties": {
-                        "content": {"type": "string", "description": "What to do, in the imperative: 'Run the tests'."},
+                        "content": {"type": "string", "description":
+                                    "What to do, in the imperative: 'Run the tests'."},
                         "status": {"type": "string", "enum": list(TODO_STATUSES)},
-                        "activeForm": {"type": "string", "description": "Shown while in progress: 'Running the tests'."},
+                        "activeForm": {"type": "string", "description":
+                                       "Shown while in progress: 'Running the tests'."},
                     },
                     "required": ["content", "status"],
                 },
@@ -820,24 +911,33 @@ def validate_todos(todos):
             raise ToolError(f"Item {number} must be an object with content and status.")
         unknown = [key for key in item if key not in TODO_FIELDS]
         if unknown:
-            raise ToolError(f"Item {number} has an unknown field {unknown[0]!r}; the fields are {', '.join(TODO_FIELDS)}.")
+            raise ToolError(f"Item {number} has an unknown field {unknown[0]!r}; "
+                            f"the fields are {', '.join(TODO_FIELDS)}.")
         if not isinstance(item.get("content"), str) or not item["content"].strip():
             raise ToolError(f"Item {number} needs a non-empty content.")
         if item.get("status") not in TODO_STATUSES:
-            raise ToolError(f"Item {number} has status {item.get('status')!r}; the statuses are {', '.join(TODO_STATUSES)}.")
-        if "activeForm" in item and (not isinstance(item["activeForm"], str) or not item["activeForm"].strip()):
+            raise ToolError(f"Item {number} has status {item.get('status')!r}; "
+                            f"the statuses are {', '.join(TODO_STATUSES)}.")
+        active = item.get("activeForm")
+        if "activeForm" in item and (not isinstance(active, str) or not active.strip()):
             raise ToolError(f"Item {number} has an activeForm that is not a non-empty string.")
         checked.append({**item, "content": item["content"].strip()})
     busy = [number for number, item in enumerate(checked, 1) if item["status"] == "in_progress"]
     if len(busy) > 1:
-        raise ToolError(f"Items {', '.join(map(str, busy))} are all in_progress; at most one item may be in progress.")
+        raise ToolError(f"Items {', '.join(map(str, busy))} are all in_progress; "
+                        "at most one item may be in progress.")
     return checked
 
 
+def todo_label(item):
+    """The item in progress shows its activeForm ("Running the tests"), if it has one."""
+    if item["status"] == "in_progress":
+        return item.get("activeForm", item["content"])
+    return item["content"]
+
+
 def render_todos(todos):
-    lines = [f"{TODO_MARKS[item['status']]} "
-             f"{item.get('activeForm', item['content']) if item['status'] == 'in_progress' else item['content']}"
-             for item in todos]
+    lines = [f"{TODO_MARKS[item['status']]} {todo_label(item)}" for item in todos]
     done = sum(item["status"] == "completed" for item in todos)
     return "\n".join(lines + [f"({done}/{len(todos)} completed)"])
 
@@ -855,7 +955,7 @@ def todo_reminder(session, tool_uses, results):
     blocks in one turn are one round.
     """
     updated = any(block["name"] == "todo_write" and not result.get("is_error")
-                  for block, result in zip(tool_uses, results))
+                  for block, result in zip(tool_uses, results, strict=True))
     session.rounds_since_todo = 0 if updated else session.rounds_since_todo + 1
     if session.rounds_since_todo < REMINDER_ROUNDS:
         return []
@@ -867,6 +967,13 @@ def todo_reminder(session, tool_uses, results):
 def command_todos(session, argument):
     """/todos shows the current todo list."""
     show(render_todos(session.todos))
+
+
+# todo_write joins the tools. It acts on the session, not on files, so it gets the
+# session instead of the workdir.
+TOOLS.append(TODO_TOOL)
+TOOL_HANDLERS["todo_write"] = todo_write
+SESSION_TOOLS = {"todo_write"}
 
 
 # ======================================================================
@@ -884,17 +991,21 @@ PLAN_MODE_ENTERED = (
     "4. Submit: call exit_plan_mode with the plan as markdown. The user approves it, "
     "answers with feedback, or rejects it.</reminder>"
 )
-PLAN_MODE_STILL_ON = "<reminder>Plan mode is still on: read and plan only, then submit the plan with exit_plan_mode.</reminder>"
-PLAN_MODE_ENDED = "<reminder>Plan mode has ended: the user approved the plan. You may change files now.</reminder>"
+PLAN_MODE_STILL_ON = ("<reminder>Plan mode is still on: read and plan only, "
+                      "then submit the plan with exit_plan_mode.</reminder>")
+PLAN_MODE_ENDED = ("<reminder>Plan mode has ended: the user approved the plan. "
+                   "You may change files now.</reminder>")
 
 ENTER_PLAN_TOOL = {
     "name": "enter_plan_mode",
-    "description": "Switch to plan mode before a large or unclear change: explore and plan without changing anything, then submit the plan with exit_plan_mode.",
+    "description": ("Switch to plan mode before a large or unclear change: explore and plan "
+                    "without changing anything, then submit the plan with exit_plan_mode."),
     "input_schema": {"type": "object", "properties": {}},
 }
 EXIT_PLAN_TOOL = {
     "name": "exit_plan_mode",
-    "description": "In plan mode: submit your plan to the user for approval. Work starts only if the user approves.",
+    "description": ("In plan mode: submit your plan to the user for approval. "
+                    "Work starts only if the user approves."),
     "input_schema": {
         "type": "object",
         "properties": {"plan": {"type": "string", "description": "The plan, in markdown."}},
@@ -942,19 +1053,23 @@ def plan_file(session):
 def exit_plan_mode(session, plan):
     """The tool: show the plan, and let the user approve, answer, or reject it."""
     if not session.plan_mode:
-        raise ToolError("Plan mode is not on, so there is no plan to submit. Go ahead with the task.")
+        raise ToolError("Plan mode is not on, so there is no plan to submit. "
+                        "Go ahead with the task.")
     if not plan.strip():
         raise ToolError("The plan is empty. Write the plan in markdown and submit it again.")
     show("Plan:", 2)
     show(plan, 4)
-    answer = (read_line("  Approve this plan? [y] yes, start  [n] no  or type feedback: ") or "").strip()
+    question = "  Approve this plan? [y] yes, start  [n] no  or type feedback: "
+    answer = (read_line(question) or "").strip()
     if answer.lower() in ("", "n", "no"):
         session.plan_rejected = True
-        raise ToolError("The user rejected the plan. Plan mode stays on. Stop here and wait for the user.")
+        raise ToolError("The user rejected the plan. Plan mode stays on. "
+                        "Stop here and wait for the user.")
     if answer.lower() not in ("y", "yes"):
         session.notes.append(answer)
         raise ToolError("The user did not approve the plan; their feedback follows. "
-                        "Plan mode stays on: revise the plan and submit it again with exit_plan_mode.")
+                        "Plan mode stays on: revise the plan and submit it again "
+                        "with exit_plan_mode.")
     session.plan_mode = False
     session.notes.append(PLAN_MODE_ENDED)
     target = plan_file(session)
@@ -984,66 +1099,292 @@ def command_plan(session, argument):
 
 
 def newest_plan(workdir):
-    plans = sorted((Path(workdir) / ".agent" / "plans").glob("plan-*.md"), key=lambda path: path.stat().st_mtime)
+    plans = sorted((Path(workdir) / ".agent" / "plans").glob("plan-*.md"),
+                   key=lambda path: path.stat().st_mtime)
     return plans[-1] if plans else None
 
 
+# The plan-mode tools join the others; like todo_write, they act on the session.
+TOOLS += [ENTER_PLAN_TOOL, EXIT_PLAN_TOOL]
+TOOL_HANDLERS.update({"enter_plan_mode": enter_plan_mode,
+                      "exit_plan_mode": exit_plan_mode})
+SESSION_TOOLS |= {"enter_plan_mode", "exit_plan_mode"}
+
+
 # ======================================================================
-# RUNNING A TOOL CALL                                     (changed in s06)
+# THE HARNESS: what keeps it safe and runnable (skip on a first read)
+# ======================================================================
+# Above is the idea. Below is what makes it hold: running bash safely, tool
+# results, calling the model and its errors, the session and the screen, the
+# scripted model that plays when there is no key, and the command line.
+
+
+# ======================================================================
+# RUNNING BASH SAFELY
 # ======================================================================
 
-TOOLS = [BASH_TOOL, *FILE_TOOLS, TODO_TOOL, ENTER_PLAN_TOOL, EXIT_PLAN_TOOL]
+BASH_TIMEOUT = 30  # seconds
+OUTPUT_LIMIT = 10_000  # bytes kept of a command's output
 
-# The dispatch map: a tool's name to the function that runs it.
-TOOL_HANDLERS = {
-    "bash": lambda workdir, command: run_bash(command, workdir),
-    "read_file": read_file,
-    "write_file": write_file,
-    "edit_file": edit_file,
-    "glob": glob_files,
-    "todo_write": todo_write,
-    "enter_plan_mode": enter_plan_mode,
-    "exit_plan_mode": exit_plan_mode,
-}
-SESSION_TOOLS = {"todo_write", "enter_plan_mode", "exit_plan_mode"}  # tools that act on the session, not on files: they get the session
+# Commands no harness should ever run for a model, whatever it says.
+CATASTROPHIC = [
+    (r"\brm\s+(-[-\w]+\s+)*[\"']?(/|~/?|\$\{?HOME\}?/?)[\"']?(\*|\s|$)",
+     "deletes the root or home folder"),
+    (r"\bmkfs(\.\w+)?\b", "formats a disk"),
+    (r"\bdd\b.*\bof=/dev/", "overwrites a device"),
+    (r">\s*/dev/(sd|nvme|hd|disk)", "overwrites a device"),
+    (r":\(\)\s*\{.*:\s*\|\s*:.*\}", "is a fork bomb"),
+    (r"\b(shutdown|reboot|halt|poweroff)\b", "stops the machine"),
+    (r"\bchmod\s+(-\w+\s+)*777\s+/(\s|$)", "opens up the whole file system"),
+]
 
 
-def run_tool(session, block):
-    """Run one tool_use block and return its tool_result. Never raises."""
-    name, tool_input = block["name"], block["input"]
+def catastrophic_reason(command):
+    """Why this command must never run, or None."""
+    for pattern, reason in CATASTROPHIC:
+        if re.search(pattern, command):
+            return reason
+    return None
+
+
+def run_bash(command, workdir):
+    reason = catastrophic_reason(command)
+    if reason:
+        raise ToolError(f"Refused: this command {reason}.")
+    env = {k: v for k, v in os.environ.items() if k not in SECRET_VARIABLES}
+    process = subprocess.Popen(
+        command, shell=True, cwd=workdir, env=env,
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        start_new_session=True,  # its own process group, so a timeout can stop all of it
+    )
+    # the first OUTPUT_LIMIT bytes are kept, the rest only counted: a flood cannot fill the memory
+    kept, cut = b"", 0
+    deadline = time.monotonic() + BASH_TIMEOUT
     try:
-        handler = TOOL_HANDLERS.get(name)
-        if handler is None:
-            raise ToolError(f"There is no tool named {name!r}. The tools are: {', '.join(TOOL_HANDLERS)}.")
-        schema = next(tool["input_schema"] for tool in TOOLS if tool["name"] == name)
-        problem = input_problem(name, schema, tool_input)
-        if problem:
-            raise ToolError(problem)
-        hooked = run_hooks(session, "PreToolUse", tool_name=name, tool_input=tool_input)
-        if hooked["decision"] == "block":
-            raise ToolError(f"Blocked by a PreToolUse hook: {hooked['reason']}")
-        decision, reason = check_permission(session, name, tool_input)
-        if decision == "ask" and hooked["decision"] == "allow":
-            decision = "allow"  # a hook may spare the user the question, but never lift a deny
-        if decision == "ask":
-            decision, reason = ask_permission(session, block)
-        if decision == "deny":
-            raise ToolError(reason)
-        content = handler(session if name in SESSION_TOOLS else session.workdir, **tool_input)
-        hooked = run_hooks(session, "PostToolUse", tool_name=name, tool_input=tool_input, tool_response=content)
-        feedback = "\n".join(text for text in (hooked["context"], hooked["reason"]) if text)
-        if feedback:
-            content += "\n" + hook_text("PostToolUse", feedback)
-        return tool_result(block["id"], content)
-    except ToolError as error:
-        return tool_result(block["id"], str(error), is_error=True)
-    except Exception as error:  # a bug in a tool must not end the session
-        return tool_result(block["id"], f"The tool failed: {type(error).__name__}: {error}", is_error=True)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([process.stdout], [], [], left)[0]:
+                raise subprocess.TimeoutExpired(command, BASH_TIMEOUT)
+            chunk = os.read(process.stdout.fileno(), 65536)
+            if not chunk:  # the output has ended
+                break
+            room = OUTPUT_LIMIT - len(kept)
+            kept, cut = kept + chunk[:room], cut + len(chunk[room:])
+        process.wait(timeout=max(deadline - time.monotonic(), 0.1))
+    except BaseException as stop:  # a timeout, or Ctrl-C: stop the whole group
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        if isinstance(stop, subprocess.TimeoutExpired):
+            raise ToolError(f"The command timed out after {BASH_TIMEOUT} seconds "
+                            "and was stopped.") from None
+        raise
+    finally:
+        process.stdout.close()
+    output = kept.decode("utf-8", errors="replace")
+    if cut:
+        output += f"\n[output cut: {cut} more bytes]"
+    return f"{output.rstrip() or '(no output)'}\n[exit code: {process.returncode}]"
+
+
+# ======================================================================
+# TOOL RESULTS AND INPUT CHECKS
+# ======================================================================
+
+class ToolError(Exception):
+    """A tool failed in a way the model should hear about (is_error: true)."""
+
+
+def tool_result(tool_use_id, text, is_error=False):
+    result = {"type": "tool_result", "tool_use_id": tool_use_id, "content": text}
+    if is_error:
+        result["is_error"] = True
+    return result
+
+
+JSON_TYPES = {"string": str, "integer": int, "boolean": bool}
+
+
+def input_problem(name, schema, tool_input):
+    """Say what is wrong with a tool's input, or return None if it fits.
+
+    Checks the top level only: an object, required fields present, no unknown
+    fields, and the type of each plain field (string, integer, boolean).
+    Arrays and objects are checked by the tool that takes them.
+    """
+    if not isinstance(tool_input, dict):
+        return f"The input of {name} must be a JSON object."
+    fields = schema["properties"]
+    for key in schema.get("required", []):
+        if key not in tool_input:
+            return f"{name} needs the field '{key}'."
+    for key, value in tool_input.items():
+        if key not in fields:
+            return f"{name} has no field '{key}'. Its fields: {', '.join(fields)}."
+        wanted = fields[key]["type"]
+        python_type = JSON_TYPES.get(wanted, object)
+        if not isinstance(value, python_type) or (python_type is int and isinstance(value, bool)):
+            return f"The field '{key}' of {name} must be of type {wanted}."
+    return None
+
+
+# ======================================================================
+# CALLING THE MODEL
+# ======================================================================
+
+def build_request(session):
+    return {
+        "model": session.model,
+        "max_tokens": MAX_TOKENS,
+        "system": system_prompt(session.workdir),
+        "tools": tools_for(session),
+        "messages": session.messages,
+    }
+
+
+def call_model(session, request):
+    """One model call. With --trace, append exactly what was sent and received."""
+    response = session.client.messages.create(**request)
+    # e.g. ANTHROPIC_BASE_URL is another kind of server
+    if not isinstance(getattr(response, "content", None), list):
+        raise anthropic.AnthropicError(
+            "the reply is not a Message: is ANTHROPIC_BASE_URL an Anthropic-compatible API?")
+    if session.trace:
+        record = {"request": request, "response": response.to_dict(mode="json")}
+        with open(session.trace, "a", encoding="utf-8") as trace:
+            trace.write(json.dumps(record) + "\n")
+    return response
+
+
+def is_blank(block):
+    """The API refuses blank text blocks, and an empty assistant turn, in the history."""
+    return block.type == "text" and not block.text.strip()
+
+
+def block_to_dict(block):
+    """A response block as the plain dict the API takes back in `messages`."""
+    if block.type == "text":
+        return {"type": "text", "text": block.text}
+    if block.type == "tool_use":
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    return block.to_dict(mode="json")
+
+
+def describe_api_error(error):
+    """One line a learner can act on."""
+    if isinstance(error, anthropic.APIConnectionError):
+        return "could not reach the API. Check the network, a proxy, or ANTHROPIC_BASE_URL."
+    if isinstance(error, anthropic.APIStatusError):
+        hint = {
+            401: "Check ANTHROPIC_API_KEY.",
+            403: "This key may not use this model.",
+            404: "Check MODEL_ID and ANTHROPIC_BASE_URL.",
+            429: "Rate limited: wait a moment and try again.",
+            529: "The API is overloaded: try again in a moment.",
+        }.get(error.status_code, "Try again, or check the request.")
+        # one line, even for a traceback
+        message = " ".join((error.api_message or "no details").split())[:300]
+        return f"{error.status_code} {message}. {hint}"
+    return " ".join(f"{type(error).__name__}: {error}".split())[:300]
+
+
+# ======================================================================
+# THE SESSION
+# ======================================================================
+
+@dataclass
+class Session:
+    client: object
+    model: str
+    workdir: Path
+    trace: Path | None = None
+    messages: list = field(default_factory=list)
+    mode: str = "default"  # the permission mode
+    settings: dict = field(default_factory=dict)  # .agent/settings.json
+    hooks: list = field(default_factory=list)  # Hook objects, in the order they run
+    todos: list = field(default_factory=list)  # the model's todo list
+    rounds_since_todo: int = 0  # tool rounds since the last todo_write that passed
+    session_id: str = field(default_factory=new_session_id)
+    plan_mode: bool = False  # a flag beside the permission mode, not one of its values
+    plan_rejected: bool = False  # the user said no: end the turn without another model call
+    notes: list = field(default_factory=list)  # texts for the next user turn
+
+
+def add_user_blocks(messages, blocks):
+    """Add blocks to the user turn at the end of the history, or start one.
+
+    Roles must alternate. After an interrupted turn the history can already end
+    with a user turn; the next prompt then joins it instead of following it.
+    """
+    if messages and messages[-1]["role"] == "user":
+        messages[-1]["content"].extend(blocks)
+    else:
+        messages.append({"role": "user", "content": list(blocks)})
+
+
+def show(text, indent=0):
+    pad = " " * indent
+    print("\n".join(pad + line for line in str(text).splitlines()) or pad, flush=True)
+
+
+def call_summary(block):
+    """bash: ls -la  (the tool and its first argument, for the screen)."""
+    tool_input = block["input"]
+    first = tool_input
+    if isinstance(tool_input, dict) and tool_input:
+        first = next(iter(tool_input.values()))
+    if isinstance(first, list):
+        first = f"[{len(first)} items]"
+    text = first if isinstance(first, str) else json.dumps(first)
+    return f"{block['name']}: {text.splitlines()[0] if text.strip() else text}"[:160]
+
+
+def preview(text, lines=6):
+    """The first few lines of a tool result, for the screen (the model gets all)."""
+    kept = text.splitlines()[:lines]
+    more = len(text.splitlines()) - len(kept)
+    if more > 0:
+        kept.append(f"... ({more} more line{'s' if more > 1 else ''})")
+    return "\n".join(kept)
+
+
+def answer_open_tool_uses(messages):
+    """After an interrupt: a tool_use still without a result gets an "interrupted" one."""
+    if messages and messages[-1]["role"] == "assistant":
+        interrupted = [tool_result(block["id"], "Interrupted by the user.", is_error=True)
+                       for block in messages[-1]["content"] if block["type"] == "tool_use"]
+        add_user_blocks(messages, interrupted)
+
+
+def assistant_turns(messages):
+    return sum(message["role"] == "assistant" for message in messages)
+
+
+def finish_reply(session, stop_reason, tool_uses):
+    """A reply that did not stop for tools: its tool calls do not run, but each gets a
+    result, so that the history stays valid. True if the model ended its turn normally."""
+    if tool_uses:
+        not_run = f"Not run: the reply stopped with {stop_reason}."
+        add_user_blocks(session.messages, [tool_result(block["id"], not_run, is_error=True)
+                                           for block in tool_uses])
+    if stop_reason in ("end_turn", "tool_use", "stop_sequence"):
+        return True
+    show(STOP_MESSAGES.get(stop_reason, f"[The model stopped: {stop_reason}.]"))
+    return False
+
+
+STOP_MESSAGES = {
+    "max_tokens": f"[The reply was cut off at max_tokens ({MAX_TOKENS}).]",
+    "refusal": "[The model declined to continue.]",
+    "model_context_window_exceeded":
+        "[The conversation no longer fits the model's context window.]",
+    "pause_turn": "[The model paused its turn.]",
+}
 
 
 # ======================================================================
 # THE SCRIPTED MODEL
 # ======================================================================
+
 # A stand-in for anthropic.Anthropic(): client.messages.create(...) returns
 # the next turn of a script as a real anthropic.types.Message.
 
@@ -1067,14 +1408,16 @@ def load_script(path):
             script = {"prompt": text_of(calls[0]["request"]["messages"][0]),
                       "turns": [{"response": call["response"]} for call in calls]}
         except (json.JSONDecodeError, LookupError, TypeError, AttributeError):
-            raise ScriptError(f"{path} is neither a script (JSON) nor a trace (JSON lines)") from None
+            raise ScriptError(
+                f"{path} is neither a script (JSON) nor a trace (JSON lines)") from None
     if not isinstance(script, dict) or not isinstance(script.get("turns"), list):
         raise ScriptError(f"{path}: a script is an object with a list of 'turns'")
     for number, turn in enumerate(script["turns"], 1):
         try:
             make_message(turn, "test-model", iter(range(1, 1000)), number)
         except Exception as error:
-            raise ScriptError(f"{path}: turn {number} is not a valid model turn ({error})") from None
+            raise ScriptError(
+                f"{path}: turn {number} is not a valid model turn ({error})") from None
     return script
 
 
@@ -1127,237 +1470,29 @@ class ScriptedModel:
             self.position += 1
             if turn.get("when", "") in newest:
                 return make_message(turn, model, self.tool_numbers, self.calls)
-        ending = {"content": [{"type": "text", "text": "(The script has no more turns: this is where the recorded session ended.)"}]}
+        ending = {"content": [{"type": "text", "text": (
+            "(The script has no more turns: this is where the recorded session ended.)")}]}
         return make_message(ending, model, self.tool_numbers, self.calls)
 
 
 # ======================================================================
-# CALLING THE MODEL                                       (changed in s06)
-# ======================================================================
-
-def build_request(session):
-    return {
-        "model": session.model,
-        "max_tokens": MAX_TOKENS,
-        "system": system_prompt(session.workdir),
-        "tools": tools_for(session),
-        "messages": session.messages,
-    }
-
-
-def call_model(session, request):
-    """One model call. With --trace, append exactly what was sent and received."""
-    response = session.client.messages.create(**request)
-    if not isinstance(getattr(response, "content", None), list):  # e.g. ANTHROPIC_BASE_URL is another kind of server
-        raise anthropic.AnthropicError("the reply is not a Message: is ANTHROPIC_BASE_URL an Anthropic-compatible API?")
-    if session.trace:
-        record = {"request": request, "response": response.to_dict(mode="json")}
-        with open(session.trace, "a", encoding="utf-8") as trace:
-            trace.write(json.dumps(record) + "\n")
-    return response
-
-
-def block_to_dict(block):
-    """A response block as the plain dict the API takes back in `messages`."""
-    if block.type == "text":
-        return {"type": "text", "text": block.text}
-    if block.type == "tool_use":
-        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
-    return block.to_dict(mode="json")
-
-
-def describe_api_error(error):
-    """One line a learner can act on."""
-    if isinstance(error, anthropic.APIConnectionError):
-        return "could not reach the API. Check the network, a proxy, or ANTHROPIC_BASE_URL."
-    if isinstance(error, anthropic.APIStatusError):
-        hint = {
-            401: "Check ANTHROPIC_API_KEY.",
-            403: "This key may not use this model.",
-            404: "Check MODEL_ID and ANTHROPIC_BASE_URL.",
-            429: "Rate limited: wait a moment and try again.",
-            529: "The API is overloaded: try again in a moment.",
-        }.get(error.status_code, "Try again, or check the request.")
-        message = " ".join((error.api_message or "no details").split())[:300]  # one line, even for a traceback
-        return f"{error.status_code} {message}. {hint}"
-    return " ".join(f"{type(error).__name__}: {error}".split())[:300]
-
-
-# ======================================================================
-# THE SESSION                                             (changed in s06)
-# ======================================================================
-
-@dataclass
-class Session:
-    client: object
-    model: str
-    workdir: Path
-    trace: Path | None = None
-    messages: list = field(default_factory=list)
-    mode: str = "default"  # the permission mode
-    settings: dict = field(default_factory=dict)  # .agent/settings.json
-    hooks: list = field(default_factory=list)  # Hook objects, in the order they run
-    todos: list = field(default_factory=list)  # the model's todo list
-    rounds_since_todo: int = 0  # tool rounds since the last todo_write that passed
-    session_id: str = field(default_factory=new_session_id)
-    plan_mode: bool = False  # a flag beside the permission mode, not one of its values
-    plan_rejected: bool = False  # the user said no: end the turn without another model call
-    notes: list = field(default_factory=list)  # texts for the next user turn
-
-
-def add_user_blocks(messages, blocks):
-    """Add blocks to the user turn at the end of the history, or start one.
-
-    Roles must alternate. After an interrupted turn the history can already end
-    with a user turn; the next prompt then joins it instead of following it.
-    """
-    if messages and messages[-1]["role"] == "user":
-        messages[-1]["content"].extend(blocks)
-    else:
-        messages.append({"role": "user", "content": list(blocks)})
-
-
-def show(text, indent=0):
-    pad = " " * indent
-    print("\n".join(pad + line for line in str(text).splitlines()) or pad, flush=True)
-
-
-def call_summary(block):
-    """bash: ls -la  (the tool and its first argument, for the screen)."""
-    tool_input = block["input"]
-    first = next(iter(tool_input.values()), "") if isinstance(tool_input, dict) and tool_input else tool_input
-    if isinstance(first, list):
-        first = f"[{len(first)} items]"
-    text = first if isinstance(first, str) else json.dumps(first)
-    return f"{block['name']}: {text.splitlines()[0] if text.strip() else text}"[:160]
-
-
-def preview(text, lines=6):
-    """The first few lines of a tool result, for the screen (the model gets all)."""
-    kept = text.splitlines()[:lines]
-    more = len(text.splitlines()) - len(kept)
-    return "\n".join(kept) + (f"\n... ({more} more line{'s' if more > 1 else ''})" if more > 0 else "")
-
-
-# ======================================================================
-# THE AGENT LOOP                                          (changed in s06)
-# ======================================================================
-
-STOP_MESSAGES = {
-    "max_tokens": f"[The reply was cut off at max_tokens ({MAX_TOKENS}).]",
-    "refusal": "[The model declined to continue.]",
-    "model_context_window_exceeded": "[The conversation no longer fits the model's context window.]",
-    "pause_turn": "[The model paused its turn.]",
-}
-
-
-def run_tools(session, tool_uses):
-    """Run each tool_use in order; return one tool_result for each.
-
-    If Ctrl-C stops a tool, every call still gets a result, so that the
-    history stays valid, and the interrupt goes on up to the caller.
-    """
-    results = []
-    try:
-        for block in tool_uses:
-            show(f"> {call_summary(block)}", 2)
-            result = run_tool(session, block)
-            show(("error: " if result.get("is_error") else "") + preview(result["content"]), 4)
-            results.append(result)
-    except KeyboardInterrupt:
-        for block in tool_uses[len(results):]:
-            results.append(tool_result(block["id"], "Interrupted by the user.", is_error=True))
-        add_user_blocks(session.messages, results)
-        raise
-    return results
-
-
-def answer_open_tool_uses(messages):
-    """After an interrupt: a tool_use still without a result gets an "interrupted" one."""
-    if messages and messages[-1]["role"] == "assistant":
-        add_user_blocks(messages, [tool_result(block["id"], "Interrupted by the user.", is_error=True)
-                                   for block in messages[-1]["content"] if block["type"] == "tool_use"])
-
-
-def agent_loop(session):
-    """Call the model until it stops asking for tools; return its last text."""
-    sent_back = 0  # how often Stop hooks sent the model back to work, in a row
-    session.plan_rejected = False  # a rejection in an interrupted turn must not end this one
-    while True:
-        response = call_model(session, build_request(session))
-        content = [block_to_dict(block) for block in response.content
-                   if block.type != "text" or block.text.strip()]  # the API refuses blank text blocks
-        if content:  # the API refuses an empty assistant turn in the history
-            session.messages.append({"role": "assistant", "content": content})
-        text = "\n".join(block["text"] for block in content if block["type"] == "text")
-        if text:
-            show(text)
-        tool_uses = [block for block in content if block["type"] == "tool_use"]
-        if response.stop_reason == "tool_use" and tool_uses:
-            results = run_tools(session, tool_uses)
-            add_user_blocks(session.messages, results + todo_reminder(session, tool_uses, results) + take_notes(session))
-            if session.plan_rejected:  # the user said no to the plan: the turn ends here
-                session.plan_rejected = False
-                return text
-            continue
-        if tool_uses:  # a tool call in a reply that did not stop for tools: do not run it
-            add_user_blocks(session.messages, [
-                tool_result(block["id"], f"Not run: the reply stopped with {response.stop_reason}.", is_error=True)
-                for block in tool_uses])
-        if response.stop_reason not in ("end_turn", "tool_use", "stop_sequence"):
-            show(STOP_MESSAGES.get(response.stop_reason, f"[The model stopped: {response.stop_reason}.]"))
-            return text
-        hooked = run_hooks(session, "Stop", stop_hook_active=sent_back > 0, last_message=text)
-        if hooked["decision"] == "block" and sent_back < STOP_HOOK_LIMIT:
-            sent_back += 1
-            show(f"[A Stop hook sends the model back to work: {hooked['reason']}]")
-            add_user_blocks(session.messages, [{"type": "text", "text": hook_text("Stop", hooked["reason"])}])
-            continue
-        if hooked["decision"] == "block":
-            show(f"[A Stop hook asked again; after {STOP_HOOK_LIMIT} times in a row the turn ends anyway.]")
-        return text
-
-
-def run_turn(session, prompt):
-    """Send one user prompt and work until the model is done. True if it finished."""
-    before = copy.deepcopy(session.messages)
-    notes_before = list(session.notes)
-    try:
-        hooked = run_hooks(session, "UserPromptSubmit", prompt=prompt)
-        if hooked["decision"] == "block":
-            show(f"[A UserPromptSubmit hook blocked this prompt: {hooked['reason']}]")
-            return False
-        blocks = [{"type": "text", "text": prompt}]
-        if hooked["context"]:
-            blocks.append({"type": "text", "text": hook_text("UserPromptSubmit", hooked["context"])})
-        if session.plan_mode and not session.notes:
-            session.notes.append(PLAN_MODE_STILL_ON)
-        add_user_blocks(session.messages, blocks + take_notes(session))
-        agent_loop(session)
-        return True
-    except anthropic.AnthropicError as error:
-        show(f"API error: {describe_api_error(error)}")
-    except KeyboardInterrupt:
-        show("[Interrupted.]")
-        answer_open_tool_uses(session.messages)
-    if [m["role"] for m in session.messages].count("assistant") == [m["role"] for m in before].count("assistant"):
-        session.messages[:] = before  # the model never answered: forget the prompt, it can be sent again
-        session.notes = notes_before  # and keep the plan-mode notes for the next prompt
-    return False
-
-
-# ======================================================================
-# THE COMMAND LINE                                        (changed in s06)
+# THE COMMAND LINE
 # ======================================================================
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog=f"python {CHAPTER}/code.py", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=f"python {CHAPTER}/code.py",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("prompt", nargs="?", help="run this one prompt and exit (default: a REPL)")
-    parser.add_argument("--offline", action="store_true", help="use the scripted model even if a key is set")
-    parser.add_argument("--script", type=Path, help="play this script (or a trace) offline (default: scenario.json)")
-    parser.add_argument("--trace", type=Path, help="append every model call to this file, one JSON line each")
-    parser.add_argument("--workdir", type=Path, help="where the tools act (offline default: a fresh copy of workspace/)")
-    parser.add_argument("--mode", choices=MODES, default="default", help="the permission mode (default: %(default)s)")
+    parser.add_argument("--offline", action="store_true",
+                        help="use the scripted model even if a key is set")
+    parser.add_argument("--script", type=Path,
+                        help="play this script (or a trace) offline (default: scenario.json)")
+    parser.add_argument("--trace", type=Path,
+                        help="append every model call to this file, one JSON line each")
+    parser.add_argument("--workdir", type=Path,
+                        help="where the tools act (offline default: a fresh copy of workspace/)")
+    parser.add_argument("--mode", choices=MODES, default="default",
+                        help="the permission mode (default: %(default)s)")
     parser.add_argument("--plan", action="store_true", help="start in plan mode")
     return parser.parse_args(argv)
 
