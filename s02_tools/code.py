@@ -612,12 +612,23 @@ def add_user_blocks(messages, blocks):
 
 
 def show(text, indent=0):
+    """Print text, indented. What the model wrote reaches the screen only through here."""
     pad = " " * indent
-    print("\n".join(pad + line for line in str(text).splitlines()) or pad, flush=True)
+    lines = printable(str(text)).split("\n")
+    print("\n".join(pad + line for line in lines), flush=True)
+
+
+def printable(text):
+    """The text with every control character but the newline shown escaped (ESC as \\x1b,
+    CR as \\r, tab as \\t), so that nothing the model wrote can recolour, erase or
+    rewrite what the terminal shows."""
+    text = text.replace("\r\n", "\n").rstrip("\n")
+    return "".join(char if char == "\n" or char.isprintable() else repr(char)[1:-1]
+                   for char in text)
 
 
 def call_summary(block):
-    """bash: ls -la  (the tool and its first argument, for the screen)."""
+    """bash: ls -la  (the tool and its first argument on one line, marked where it is cut)."""
     tool_input = block["input"]
     first = tool_input
     if isinstance(tool_input, dict) and tool_input:
@@ -625,13 +636,22 @@ def call_summary(block):
     if isinstance(first, list):
         first = f"[{len(first)} items]"
     text = first if isinstance(first, str) else json.dumps(first)
-    return f"{block['name']}: {text.splitlines()[0] if text.strip() else text}"[:160]
+    lines = text.split("\n")
+    summary = f"{block['name']}: {lines[0]}"
+    more = []
+    if len(summary) > 160:
+        more.append(f"{len(summary) - 150} more characters")
+        summary = summary[:150]
+    if len(lines) > 1:
+        more.append(f"{len(lines) - 1} more line{'s' if len(lines) > 2 else ''}")
+    return summary + (f" … ({', '.join(more)})" if more else "")
 
 
 def preview(text, lines=6):
     """The first few lines of a tool result, for the screen (the model gets all)."""
-    kept = text.splitlines()[:lines]
-    more = len(text.splitlines()) - len(kept)
+    all_lines = text.removesuffix("\n").split("\n")  # "\n" only: show() escapes a "\r"
+    kept = all_lines[:lines]
+    more = len(all_lines) - len(kept)
     if more > 0:
         kept.append(f"... ({more} more line{'s' if more > 1 else ''})")
     return "\n".join(kept)
@@ -821,12 +841,15 @@ def make_session(args):
 
 
 def read_line(prompt):
-    """One line from the user; None at EOF."""
+    """One line from the user; None at EOF. Ctrl-C ends the line, then goes on up."""
     try:
         line = input(prompt)
     except EOFError:
         print()
         return None
+    except KeyboardInterrupt:
+        print()
+        raise
     if not sys.stdin.isatty():  # piped input: echo it, so the transcript reads like a session
         print(line)
     return line
@@ -837,7 +860,6 @@ def repl(session):
         try:
             line = read_line(f"{PROMPT_LABEL} >> ")
         except KeyboardInterrupt:  # Ctrl-C at the prompt clears the line
-            print()
             continue
         if line is None or line.strip() in ("q", "quit", "exit"):
             return 0

@@ -201,8 +201,11 @@ def run_tool(session, block):
         if hooked["decision"] == "block":
             raise ToolError(f"Blocked by a PreToolUse hook: {hooked['reason']}")
         decision, reason = check_permission(session, name, tool_input)
-        if decision == "ask" and hooked["decision"] == "allow":
-            decision = "allow"  # a hook may spare the user the question, but never lift a deny
+        # A hook may spare the user a question, but never lift a deny, and never answer
+        # for the user when the call would change the agent's own settings.
+        spared = hooked["decision"] == "allow" and not changes_settings(session, name, tool_input)
+        if decision == "ask" and spared:
+            decision = "allow"
         if decision == "ask":
             decision, reason = ask_permission(session, block)
         if decision == "deny":
@@ -607,17 +610,38 @@ def matching_rule(session, decision, name, tool_input):
     return None
 
 
+def changes_settings(session, name, tool_input):
+    """Would this call write .agent/settings.json, the file that sets what the agent may do?
+
+    write_file and edit_file: the path as the tool would resolve it. bash: any command that
+    names the file or its folder and is not read-only (a redirection, tee, cp, mv, sed -i).
+    """
+    if name in EDIT_TOOLS:
+        try:
+            target = resolve_path(session.workdir, tool_input["path"])
+        except ToolError:
+            return False  # the tool itself will refuse this path
+        return target == settings_path(session.workdir).resolve()
+    if name == "bash":
+        command = tool_input["command"]
+        return (".agent" in command or "settings.json" in command) and not is_read_only(command)
+    return False
+
+
 def check_permission(session, name, tool_input):
     """Decide one tool call before it runs: ("allow" | "deny" | "ask", reason)."""
     if name == "bash":
         danger = catastrophic_reason(tool_input["command"])
         if danger:
             return "deny", f"Denied: this command {danger}. It is never allowed, in any mode."
-    for decision in ("deny", "ask", "allow"):
+    rule = matching_rule(session, "deny", name, tool_input)
+    if rule:
+        return "deny", f"Denied by the rule {rule!r} in .agent/settings.json."
+    if changes_settings(session, name, tool_input):  # in every mode, whatever the rules allow
+        return "ask", "it changes the agent's own settings"
+    for decision in ("ask", "allow"):
         rule = matching_rule(session, decision, name, tool_input)
         if rule:
-            if decision == "deny":
-                return decision, f"Denied by the rule {rule!r} in .agent/settings.json."
             return decision, f"rule {rule!r}"
     if session.mode == "bypass":
         return "allow", "bypass mode"
@@ -629,33 +653,109 @@ def check_permission(session, name, tool_input):
 
 
 def ask_permission(session, block):
-    """Show the call and read one line: y once, a always, anything else no."""
-    show(f"? allow {call_summary(block)}", 2)
-    answer = read_line("    [y] yes  [a] always (saved to .agent/settings.json)  [n] no: ")
-    answer = (answer or "").strip().lower()
+    """Show the whole call and ask: y once, a always (a rule), n no."""
+    name, tool_input = block["name"], block["input"]
+    show(f"? allow {describe_call(block)}", 2)
+    if changes_settings(session, name, tool_input):
+        show("This call changes .agent/settings.json: the file that sets what the agent may do.", 4)
+        answers = {"y": "y", "yes": "y"}
+    elif name == "bash" and is_chain(tool_input["command"]):
+        show("[a] always is not offered: this is more than one simple command.", 4)
+        answers = {"y": "y", "yes": "y"}
+    else:
+        answers = {"y": "y", "yes": "y", "a": "a", "always": "a"}
+    choices = "[y] yes  [n] no"
+    if "a" in answers:
+        choices = "[y] yes  [a] always (saved to .agent/settings.json)  [n] no"
+    answer = read_answer(f"    {choices}: ", answers)
     if answer == "a":
-        subject = rule_subject(session, block["name"], block["input"])
-        rule = f"{block['name']}({glob.escape(subject)})"
+        rule = f"{name}({glob.escape(rule_subject(session, name, tool_input))})"
         try:
-            if block["name"] == "bash" and is_chain(block["input"]["command"]):
-                raise SettingsError("an allow rule covers one simple command, not a chain")
             remember_rule(session, rule)
             show(f"saved: allow {rule}", 4)
         except (SettingsError, OSError) as error:
             show(f"could not save the rule ({error}); allowed this once", 4)
-    if answer in ("y", "yes", "a"):
+    if answer in ("y", "a"):
         return "allow", "the user said yes"
     return "deny", ("The user denied this call. Do not try it again as it is; "
                     "ask the user, or find another way.")
 
 
+ASK_LIMIT = 3  # answers that are not one of the choices before a question counts as no
+PREVIEW_LINES = 6  # lines shown of a file's content or an edit's text in a question
+PREVIEW_WIDTH = 200  # characters shown of one such line, or of another value
+
+
+def read_answer(question, answers):
+    """The user's answer: a value of `answers`, or "n" for no, empty, EOF or ASK_LIMIT
+    answers that are none of these."""
+    for _ in range(ASK_LIMIT):
+        answer = read_line(question)
+        if answer is None or answer.strip().lower() in ("", "n", "no"):
+            return "n"
+        if answer.strip().lower() in answers:
+            return answers[answer.strip().lower()]
+        show(f"Please answer {', '.join(answers)} or n.", 4)
+    return "n"
+
+
+def describe_call(block):
+    """The whole call, for the question. First what the call acts on (the command, the
+    path), whole; then every other field in the schema's order, whatever the order of the
+    model's JSON: the content of a file or an edit as a preview, cut where it says so."""
+    name, tool_input = block["name"], block["input"]
+    if name == "bash" and "\n" in tool_input["command"].strip("\n"):
+        commands = tool_input["command"].strip("\n").split("\n")
+        return "\n".join([f"bash: {len(commands)} lines, and every one of them runs:"]
+                         + [f"  | {command}" for command in commands])
+    subject = RULE_SUBJECT.get(name)
+    lines = [name]
+    if subject in tool_input:
+        lines = [f"{name}: {tool_input[subject]}".replace("\n", "\\n")]
+    schema = next(tool["input_schema"] for tool in TOOLS if tool["name"] == name)
+    for key in schema["properties"]:
+        if key == subject or key not in tool_input:
+            continue
+        value = tool_input[key]
+        if isinstance(value, str):
+            lines.append(f"  {key}: ({len(value)} characters)")
+            lines += preview_lines(value)
+        else:
+            lines.append(f"  {key}: {cut(json.dumps(value), PREVIEW_WIDTH)}")
+    return "\n".join(lines)
+
+
+def preview_lines(text):
+    """The first PREVIEW_LINES lines of a text, each cut at PREVIEW_WIDTH, with what is left."""
+    lines = text.removesuffix("\n").split("\n")
+    shown_lines = [f"  | {cut(line, PREVIEW_WIDTH)}" for line in lines[:PREVIEW_LINES]]
+    if len(lines) > PREVIEW_LINES:
+        shown_lines.append(f"  … ({len(lines) - PREVIEW_LINES} more lines)")
+    return shown_lines
+
+
+def cut(text, limit):
+    """The text, or its first `limit` characters and how many more there are."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit} more characters)"
+
+
 def remember_rule(session, rule):
-    """Add an allow rule to the settings file, keeping everything else in it."""
+    """Add an allow rule to the settings file, keeping everything else in it.
+
+    The session adopts this rule only: what else changed in the file since the start
+    (someone else wrote it) is not loaded into the session, and the user is told.
+    """
     parse_rule(rule)  # never write a rule that the next load_settings would refuse
-    settings = load_settings(session.workdir)
-    settings.setdefault("permissions", {}).setdefault("allow", []).append(rule)
-    write_atomically(settings_path(session.workdir), json.dumps(settings, indent=2) + "\n")
-    session.settings = settings
+    on_disk = load_settings(session.workdir)
+    if on_disk != session.settings:
+        show(f"note: {settings_path(session.workdir)} changed during this session; "
+             "those changes are not used until the next start", 4)
+    on_disk.setdefault("permissions", {}).setdefault("allow", []).append(rule)
+    write_atomically(settings_path(session.workdir), json.dumps(on_disk, indent=2) + "\n")
+    session.settings = copy.deepcopy(session.settings)
+    session.settings.setdefault("permissions", {}).setdefault("allow", []).append(rule)
 
 
 def command_mode(session, argument):
@@ -1162,12 +1262,23 @@ def add_user_blocks(messages, blocks):
 
 
 def show(text, indent=0):
+    """Print text, indented. What the model wrote reaches the screen only through here."""
     pad = " " * indent
-    print("\n".join(pad + line for line in str(text).splitlines()) or pad, flush=True)
+    lines = printable(str(text)).split("\n")
+    print("\n".join(pad + line for line in lines), flush=True)
+
+
+def printable(text):
+    """The text with every control character but the newline shown escaped (ESC as \\x1b,
+    CR as \\r, tab as \\t), so that nothing the model wrote can recolour, erase or
+    rewrite what the terminal shows."""
+    text = text.replace("\r\n", "\n").rstrip("\n")
+    return "".join(char if char == "\n" or char.isprintable() else repr(char)[1:-1]
+                   for char in text)
 
 
 def call_summary(block):
-    """bash: ls -la  (the tool and its first argument, for the screen)."""
+    """bash: ls -la  (the tool and its first argument on one line, marked where it is cut)."""
     tool_input = block["input"]
     first = tool_input
     if isinstance(tool_input, dict) and tool_input:
@@ -1175,13 +1286,22 @@ def call_summary(block):
     if isinstance(first, list):
         first = f"[{len(first)} items]"
     text = first if isinstance(first, str) else json.dumps(first)
-    return f"{block['name']}: {text.splitlines()[0] if text.strip() else text}"[:160]
+    lines = text.split("\n")
+    summary = f"{block['name']}: {lines[0]}"
+    more = []
+    if len(summary) > 160:
+        more.append(f"{len(summary) - 150} more characters")
+        summary = summary[:150]
+    if len(lines) > 1:
+        more.append(f"{len(lines) - 1} more line{'s' if len(lines) > 2 else ''}")
+    return summary + (f" … ({', '.join(more)})" if more else "")
 
 
 def preview(text, lines=6):
     """The first few lines of a tool result, for the screen (the model gets all)."""
-    kept = text.splitlines()[:lines]
-    more = len(text.splitlines()) - len(kept)
+    all_lines = text.removesuffix("\n").split("\n")  # "\n" only: show() escapes a "\r"
+    kept = all_lines[:lines]
+    more = len(all_lines) - len(kept)
     if more > 0:
         kept.append(f"... ({more} more line{'s' if more > 1 else ''})")
     return "\n".join(kept)
@@ -1380,12 +1500,15 @@ def make_session(args):
 
 
 def read_line(prompt):
-    """One line from the user; None at EOF."""
+    """One line from the user; None at EOF. Ctrl-C ends the line, then goes on up."""
     try:
         line = input(prompt)
     except EOFError:
         print()
         return None
+    except KeyboardInterrupt:
+        print()
+        raise
     if not sys.stdin.isatty():  # piped input: echo it, so the transcript reads like a session
         print(line)
     return line
@@ -1408,7 +1531,6 @@ def repl(session):
         try:
             line = read_line(f"{PROMPT_LABEL} >> ")
         except KeyboardInterrupt:  # Ctrl-C at the prompt clears the line
-            print()
             continue
         if line is None or line.strip() in ("q", "quit", "exit"):
             return 0

@@ -19,6 +19,8 @@ from support import (FakeClient, assistant, load_chapter, new_session, read_trac
 CHAPTERS = [name for name in support.PRESENT if name >= "s03"]
 
 ASK = "    [y] yes  [a] always (saved to .agent/settings.json)  [n] no: "
+ASK_ONCE = "    [y] yes  [n] no: "  # for a chain, and for a call that changes the settings
+NO_ALWAYS = "    [a] always is not offered: this is more than one simple command.\n"
 USER_DENIED = "The user denied this call. Do not try it again as it is; ask the user, or find another way."
 ROOT_DENIED = "Denied: this command deletes the root or home folder. It is never allowed, in any mode."
 MODE_LINE = "mode: {}   (modes: default, accept_edits, bypass)\n"
@@ -103,6 +105,8 @@ def test_ask_and_yes_runs_the_call(chapter, tmp_path, answers, capsys):
         "Writing it.\n"
         "  > write_file: hello.txt\n"
         "  ? allow write_file: hello.txt\n"
+        "    content: (6 characters)\n"
+        "    | Hello\n"
         "y\n"  # a piped answer is echoed, so the transcript reads like a session
         "    Created hello.txt (6 characters).\n"
         "Done.\n"
@@ -111,9 +115,9 @@ def test_ask_and_yes_runs_the_call(chapter, tmp_path, answers, capsys):
 
 
 @pytest.mark.parametrize("answer, echoed", [
-    ("n", "n\n"), ("no", "no\n"), ("", "\n"), ("   ", "   \n"), ("maybe", "maybe\n"), (None, "\n"),
-], ids=["n", "no", "empty", "blank", "other", "EOF"])
-def test_ask_and_anything_but_yes_denies(chapter, tmp_path, answers, capsys, answer, echoed):
+    ("n", "n\n"), ("no", "no\n"), ("NO", "NO\n"), ("", "\n"), ("   ", "   \n"), (None, "\n"),
+], ids=["n", "no", "NO", "empty", "blank", "EOF"])
+def test_ask_and_no_empty_or_eof_denies(chapter, tmp_path, answers, capsys, answer, echoed):
     asked = answers(answer)
     call = tool_use("toolu_1", "write_file", {"path": "hello.txt", "content": "Hello\n"})
     client = FakeClient(reply(text("Writing it."), call), reply(text("Understood.")))
@@ -131,6 +135,8 @@ def test_ask_and_anything_but_yes_denies(chapter, tmp_path, answers, capsys, ans
         "Writing it.\n"
         "  > write_file: hello.txt\n"
         "  ? allow write_file: hello.txt\n"
+        "    content: (6 characters)\n"
+        "    | Hello\n"
         + echoed +
         "    error: " + USER_DENIED + "\n"
         "Understood.\n"
@@ -169,6 +175,8 @@ def test_ask_and_always_saves_an_allow_rule_and_keeps_the_rest(chapter, tmp_path
         "Writing it.\n"
         "  > write_file: hello.txt\n"
         "  ? allow write_file: hello.txt\n"
+        "    content: (6 characters)\n"
+        "    | Hello\n"
         "a\n"
         "    saved: allow write_file(hello.txt)\n"
         "    Created hello.txt (6 characters).\n"
@@ -224,9 +232,10 @@ def test_always_saves_the_path_as_the_tool_touches_it(chapter, tmp_path, answers
     ("echo one; touch two.txt", "one\n[exit code: 0]"),
     ("echo one > two.txt", "(no output)\n[exit code: 0]"),
 ])
-def test_always_on_a_chain_allows_once_and_saves_nothing(chapter, tmp_path, answers, capsys, command, ran):
+def test_always_is_not_offered_for_a_chain_so_a_asks_again_and_nothing_is_saved(
+        chapter, tmp_path, answers, capsys, command, ran):
     (tmp_path / "a.txt").write_text("hello\n")
-    asked = answers("a")
+    asked = answers("a", "y")
     calls = [tool_use("toolu_1", "bash", {"command": command}), tool_use("toolu_2", "read_file", {"path": "a.txt"})]
     client = FakeClient(reply(*calls), reply(text("Done.")))
     session = new_session(chapter, client, tmp_path)
@@ -237,10 +246,11 @@ def test_always_on_a_chain_allows_once_and_saves_nothing(chapter, tmp_path, answ
     second = first + [assistant(*calls), user(result("toolu_1", ran), result("toolu_2", "     1\thello"))]
     assert client.calls == [request(chapter, session, first), request(chapter, session, second)]
     assert session.messages == second + [assistant(text("Done."))]
-    assert asked.prompts == [ASK]
+    assert asked.prompts == [ASK_ONCE, ASK_ONCE]
     assert (session.settings, chapter.load_settings(tmp_path)) == ({}, {})  # no allow rule covers a chain
-    assert capsys.readouterr().out.splitlines()[2:4] == [
-        "a", "    could not save the rule (an allow rule covers one simple command, not a chain); allowed this once"]
+    out = capsys.readouterr().out
+    assert out[out.index(NO_ALWAYS):].splitlines()[:4] == [
+        NO_ALWAYS.rstrip("\n"), "a", "    Please answer y, yes or n.", "y"]
 
 
 def test_always_never_writes_a_rule_the_settings_cannot_read_back(chapter, tmp_path, answers):
@@ -401,7 +411,7 @@ def test_an_allow_rule_does_not_cover_a_chain_in_a_turn(chapter, tmp_path, answe
     second = first + [assistant(call), user(result("toolu_1", USER_DENIED, is_error=True))]
     assert client.calls == [request(chapter, session, first), request(chapter, session, second)]
     assert session.messages == second + [assistant(text("OK."))]
-    assert asked.prompts == [ASK]
+    assert asked.prompts == [ASK_ONCE]
     assert (tmp_path / "x").read_text() == "keep"
 
 
@@ -656,10 +666,12 @@ def test_done_when_the_piped_answer_decides(tmp_path, answer, tool_result, file)
     hello = workdir / "hello.txt"
     assert (hello.read_text() if hello.exists() else None) == file
     assert os.listdir(workdir) == (["hello.txt"] if file else [])
-    assert done.stdout.splitlines()[-6:] == [
+    assert done.stdout.splitlines()[-8:] == [
         "Writing.",
         "  > write_file: hello.txt",
         "  ? allow write_file: hello.txt",
+        "    content: (7 characters)",
+        "    | Hello!",
         ASK + answer.strip(),  # input() shows its prompt; a piped answer is echoed after it
         "    " + ("error: " + USER_DENIED if tool_result.get("is_error") else tool_result["content"]),
         "Finished.",
