@@ -1,4 +1,4 @@
-"""Every chapter, as a learner runs it, and the contract between chapters (COURSE.md).
+"""Every chapter, as a learner runs it, and the contract between chapters (CONTRIBUTING.md).
 
 Generic over support.PRESENT: a chapter is checked here as soon as its code.py exists.
 
