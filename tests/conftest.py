@@ -30,13 +30,17 @@ def _allowed(address):
 
 def _guarded_connect(self, address):
     if not _allowed(address):
-        raise ConnectionRefusedError(f"tests may not connect to {address!r}: only loopback is allowed")
+        raise ConnectionRefusedError(
+            f"tests may not connect to {address!r}: only loopback is allowed"
+        )
     return _real_connect(self, address)
 
 
 def _guarded_connect_ex(self, address):
     if not _allowed(address):
-        raise ConnectionRefusedError(f"tests may not connect to {address!r}: only loopback is allowed")
+        raise ConnectionRefusedError(
+            f"tests may not connect to {address!r}: only loopback is allowed"
+        )
     return _real_connect_ex(self, address)
 
 

@@ -63,7 +63,9 @@ BLOCK_ADAPTER = TypeAdapter(ContentBlockParam)
 
 # A tool_result's content is a string or a list of its own union of blocks.
 _result_content = typing.get_type_hints(ToolResultBlockParam)["content"]
-_inner_union = typing.get_args(next(arg for arg in typing.get_args(_result_content) if arg is not str))[0]
+_inner_union = typing.get_args(
+    next(arg for arg in typing.get_args(_result_content) if arg is not str)
+)[0]
 INNER_BLOCK_TYPES = _union_members(_inner_union)
 INNER_BLOCK_ADAPTER = TypeAdapter(_inner_union)
 
@@ -91,10 +93,14 @@ def block_problems(block, where, types=BLOCK_TYPES, adapter=BLOCK_ADAPTER):
     if unknown:
         problems.append(f"{where}: keys the API does not know: {unknown}")
     if block["type"] == "text" and isinstance(block.get("text"), str) and not block["text"].strip():
-        problems.append(f"{where}: a blank text block (the API refuses text without non-whitespace)")
+        problems.append(
+            f"{where}: a blank text block (the API refuses text without non-whitespace)"
+        )
     if block["type"] == "tool_result" and isinstance(block.get("content"), list):
         for number, inner in enumerate(block["content"]):
-            problems += block_problems(inner, f"{where}.content[{number}]", INNER_BLOCK_TYPES, INNER_BLOCK_ADAPTER)
+            problems += block_problems(
+                inner, f"{where}.content[{number}]", INNER_BLOCK_TYPES, INNER_BLOCK_ADAPTER
+            )
     return problems
 
 
@@ -106,11 +112,17 @@ def _blocks(message):
 
 
 def _tool_use_ids(message):
-    return [b.get("id") for b in _blocks(message) if isinstance(b, dict) and b.get("type") == "tool_use"]
+    return [
+        b.get("id") for b in _blocks(message) if isinstance(b, dict) and b.get("type") == "tool_use"
+    ]
 
 
 def _tool_result_ids(message):
-    return [b.get("tool_use_id") for b in _blocks(message) if isinstance(b, dict) and b.get("type") == "tool_result"]
+    return [
+        b.get("tool_use_id")
+        for b in _blocks(message)
+        if isinstance(b, dict) and b.get("type") == "tool_result"
+    ]
 
 
 def history_problems(messages):
@@ -125,10 +137,15 @@ def history_problems(messages):
             problems.append(f"{where}: a message must be a dict")
             continue
         if set(message) - MESSAGE_KEYS:
-            problems.append(f"{where}: keys the API does not know: {sorted(set(message) - MESSAGE_KEYS)}")
+            problems.append(
+                f"{where}: keys the API does not know: {sorted(set(message) - MESSAGE_KEYS)}"
+            )
         role = "user" if i % 2 == 0 else "assistant"
         if message.get("role") != role:
-            problems.append(f"{where}: role {message.get('role')!r}, expected {role!r} (roles alternate, user first)")
+            problems.append(
+                f"{where}: role {message.get('role')!r}, expected {role!r} (roles alternate, user "
+                f"first)"
+            )
         content = message.get("content")
         if not content or (isinstance(content, str) and not content.strip()):
             problems.append(f"{where}: empty content")
@@ -151,11 +168,15 @@ def history_problems(messages):
         asked = _tool_use_ids(messages[i - 1]) if i > 0 and message.get("role") == "user" else []
         answered = _tool_result_ids(message)
         if message.get("role") == "user" and answered != asked:
-            problems.append(f"{where}: tool_results for {answered}, but the turn before asked for {asked}")
+            problems.append(
+                f"{where}: tool_results for {answered}, but the turn before asked for {asked}"
+            )
         leading = [b.get("tool_use_id") for b in _blocks(message)[:len(asked)]
                    if isinstance(b, dict) and b.get("type") == "tool_result"]
         if asked and leading != asked:
-            problems.append(f"{where}: the tool_results must come first, in the order of the tool_use blocks")
+            problems.append(
+                f"{where}: the tool_results must come first, in the order of the tool_use blocks"
+            )
     if messages[-1].get("role") == "assistant" and _tool_use_ids(messages[-1]):
         problems.append(f"messages[{len(messages) - 1}]: tool_use with no tool_result after it")
     if messages[-1].get("role") != "user":
@@ -207,7 +228,11 @@ FAKE_HTTP_REQUEST = httpx2.Request("POST", "http://127.0.0.1:9/v1/messages")
 API_ERRORS = {  # status: (exception class, error type, message), as the API sends them
     400: (anthropic.BadRequestError, "invalid_request_error", "messages: roles must alternate"),
     401: (anthropic.AuthenticationError, "authentication_error", "invalid x-api-key"),
-    429: (anthropic.RateLimitError, "rate_limit_error", "Number of request tokens has exceeded your rate limit"),
+    429: (
+        anthropic.RateLimitError,
+        "rate_limit_error",
+        "Number of request tokens has exceeded your rate limit",
+    ),
     500: (anthropic.InternalServerError, "api_error", "Internal server error"),
     529: (anthropic.OverloadedError, "overloaded_error", "Overloaded"),
 }
@@ -292,7 +317,8 @@ class Sandbox:
         return tree(self.parent, skip=("work",))
 
     def fill_in(self, value):
-        """A drawn value with the placeholders <parent> and <work> replaced by this sandbox's folders."""
+        """A drawn value with the placeholders <parent> and <work> replaced by this sandbox's
+        folders."""
         if isinstance(value, str):
             return value.replace(PARENT, str(self.parent)).replace(WORK, str(self.work))
         if isinstance(value, list):
@@ -328,7 +354,9 @@ def could_only_reach_the_sandbox(path):
         candidates.append(box.home / path[2:])
     elif path.startswith("~"):
         return False  # ~user: somebody's real home
-    return all(Path(os.path.realpath(candidate)).is_relative_to(box.parent) for candidate in candidates)
+    return all(
+        Path(os.path.realpath(candidate)).is_relative_to(box.parent) for candidate in candidates
+    )
 
 
 def tree(root, skip=()):
@@ -371,8 +399,20 @@ def tree(root, skip=()):
 # refused by the chapter's catastrophic-command filter; if a chapter forgot to,
 # the net stops them before they start and the test fails.
 
-SAFE_COMMANDS = ["echo hello", "ls", "ls -la sub", "cat notes.txt", "cat missing.txt", "pwd",
-                 "printf x > made-by-bash.txt", "true", "false", "sleep 0", "echo a\0b", "wc -l notes.txt"]
+SAFE_COMMANDS = [
+    "echo hello",
+    "ls",
+    "ls -la sub",
+    "cat notes.txt",
+    "cat missing.txt",
+    "pwd",
+    "printf x > made-by-bash.txt",
+    "true",
+    "false",
+    "sleep 0",
+    "echo a\0b",
+    "wc -l notes.txt",
+]
 MUST_BE_REFUSED = ["rm -rf /", ":(){ :|:& };:"]
 
 
@@ -387,9 +427,13 @@ class SafetyNet:
 
         class GuardedPopen(real_popen):
             def __init__(self, args, *rest, **options):
-                if isinstance(args, str) and (args.strip() in MUST_BE_REFUSED or "rm -rf" in args or ":(){" in args):
+                if isinstance(args, str) and (
+                    args.strip() in MUST_BE_REFUSED or "rm -rf" in args or ":(){" in args
+                ):
                     net.stopped.append(args)
-                    raise RuntimeError(f"the safety net stopped {args!r}: the chapter should have refused it")
+                    raise RuntimeError(
+                        f"the safety net stopped {args!r}: the chapter should have refused it"
+                    )
                 super().__init__(args, *rest, **options)
 
         self._patch = patch.object(subprocess, "Popen", GuardedPopen)
@@ -409,7 +453,16 @@ STOP_REASONS = ["end_turn", "tool_use", "max_tokens", "stop_sequence", "pause_tu
 API_ERROR_KINDS = [400, 401, 429, 500, 529, "connection", "timeout"]
 ANSWERS = ["y", "n", "a", "", "some feedback", EOFError]  # what a user may type at a question
 LATER_TOOLS = ["todo_write", "enter_plan_mode", "exit_plan_mode"]  # names from later chapters
-UNKNOWN_TOOLS = ["", "Bash", "rm", "read_file ", "__class__", "../bash", "tool with spaces", "python"]
+UNKNOWN_TOOLS = [
+    "",
+    "Bash",
+    "rm",
+    "read_file ",
+    "__class__",
+    "../bash",
+    "tool with spaces",
+    "python",
+]
 
 
 def weighted(*choices):
@@ -428,26 +481,85 @@ any_text = st.text(st.characters(codec="utf-8"), max_size=12)
 some_text = any_text.filter(lambda value: value.strip() != "")  # the API sends no blank text blocks
 json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-10, 10**6),
                          st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=6))
-json_values = st.recursive(json_scalars, lambda inner: st.one_of(
-    st.lists(inner, max_size=2), st.dictionaries(st.text(max_size=4), inner, max_size=2)), max_leaves=3)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=2), st.dictionaries(st.text(max_size=4), inner, max_size=2)
+    ),
+    max_leaves=3,
+)
 
 BROKEN_SETTINGS = ["{", "null", "[]", '{"permissions": 5}', '{"permissions": {"allow": "bash"}}',
                    '{"hooks": []}', '{"hooks": {"PreToolUse": "x"}}', "\0"]
 
-PATH_SEGMENTS = ["notes.txt", "sub", "inner.txt", "new.txt", "deep", ".", "..", "~", "link_out",
-                 "link_secret", "link_rel", "chain1", "dangling_out", "link_up", "loop_a", "link_inside",
-                 ".agent", "settings.json", "plans", "", " ", "a\\b", "\u2024\u2024", "\uff0e\uff0e",
-                 "a\0b", "x" * 300]
+PATH_SEGMENTS = [
+    "notes.txt",
+    "sub",
+    "inner.txt",
+    "new.txt",
+    "deep",
+    ".",
+    "..",
+    "~",
+    "link_out",
+    "link_secret",
+    "link_rel",
+    "chain1",
+    "dangling_out",
+    "link_up",
+    "loop_a",
+    "link_inside",
+    ".agent",
+    "settings.json",
+    "plans",
+    "",
+    " ",
+    "a\\b",
+    "\u2024\u2024",
+    "\uff0e\uff0e",
+    "a\0b",
+    "x" * 300,
+]
 
 
 ATTACK_PATHS = [
-    "../secret.txt", "./../secret.txt", "sub/../../sentinel.txt", "../sentinel_dir/inside.txt", "..",
-    f"{PARENT}/secret.txt", f"{PARENT}/sentinel_dir/new.txt", f"{WORK}/../sentinel.txt", "~/secret.txt", "~",
-    "link_out/secret.txt", "link_out/sentinel_dir/new.txt", "link_secret", "link_rel", "chain1", "dangling_out",
-    "sub/link_up/sentinel.txt", "loop_a", "notes.txt\0", "", "   ", "..\\secret.txt", "\u2024\u2024/secret.txt",
+    "../secret.txt",
+    "./../secret.txt",
+    "sub/../../sentinel.txt",
+    "../sentinel_dir/inside.txt",
+    "..",
+    f"{PARENT}/secret.txt",
+    f"{PARENT}/sentinel_dir/new.txt",
+    f"{WORK}/../sentinel.txt",
+    "~/secret.txt",
+    "~",
+    "link_out/secret.txt",
+    "link_out/sentinel_dir/new.txt",
+    "link_secret",
+    "link_rel",
+    "chain1",
+    "dangling_out",
+    "sub/link_up/sentinel.txt",
+    "loop_a",
+    "notes.txt\0",
+    "",
+    "   ",
+    "..\\secret.txt",
+    "\u2024\u2024/secret.txt",
 ]
-PLAIN_PATHS = ["notes.txt", "sub/inner.txt", "new.txt", "sub/new/deep.txt", ".", "./notes.txt", "link_inside",
-               ".agent/settings.json", ".agent/plans/plan.md", f"{WORK}/notes.txt", "x" * 300]
+PLAIN_PATHS = [
+    "notes.txt",
+    "sub/inner.txt",
+    "new.txt",
+    "sub/new/deep.txt",
+    ".",
+    "./notes.txt",
+    "link_inside",
+    ".agent/settings.json",
+    ".agent/plans/plan.md",
+    f"{WORK}/notes.txt",
+    "x" * 300,
+]
 
 PATHS = weighted(
     (3, st.sampled_from(ATTACK_PATHS)),
@@ -477,7 +589,9 @@ def value_for(field, spec):
     if field == "pattern":
         return PATTERNS
     if field == "old_string":
-        return st.one_of(st.sampled_from(["Field notes", "line", "line two", "", "inner"]), any_text)
+        return st.one_of(
+            st.sampled_from(["Field notes", "line", "line two", "", "inner"]), any_text
+        )
     if field == "content":
         return st.one_of(any_text, st.sampled_from(BROKEN_SETTINGS))
     if "enum" in spec:
@@ -499,7 +613,9 @@ def value_for(field, spec):
 def object_for(schema):
     """A JSON object that fits `schema`: its required fields and some of the optional ones."""
     fields = schema.get("properties", {})
-    required = {key: value_for(key, fields[key]) for key in schema.get("required", []) if key in fields}
+    required = {
+        key: value_for(key, fields[key]) for key in schema.get("required", []) if key in fields
+    }
     optional = {key: value_for(key, spec) for key, spec in fields.items() if key not in required}
     return st.fixed_dictionaries(required, optional=optional)
 
@@ -511,12 +627,18 @@ def tool_input(schema):
     """Inputs for a tool: mostly good ones, sometimes broken the ways models break them."""
     good_inputs = object_for(schema)
     fields = set(schema.get("properties", {}))
-    other_object = st.dictionaries(st.text(max_size=6).filter(lambda key: key not in fields), json_values, max_size=2)
+    other_object = st.dictionaries(
+        st.text(max_size=6).filter(lambda key: key not in fields), json_values, max_size=2
+    )
 
     @st.composite
     def one_input(draw):
         broken = dict(draw(good_inputs))
-        how = draw(st.sampled_from(["good"] * 8 + ["missing field", "wrong type", "extra field", "other object"]))
+        how = draw(
+            st.sampled_from(
+                ["good"] * 8 + ["missing field", "wrong type", "extra field", "other object"]
+            )
+        )
         if how == "missing field" and schema.get("required"):
             del broken[draw(st.sampled_from(schema["required"]))]
         elif how == "wrong type" and broken:
@@ -532,7 +654,8 @@ def tool_input(schema):
 
 
 def tool_use_blocks(tools):
-    """tool_use blocks (without ids): mostly a known tool, sometimes a later chapter's tool or nonsense."""
+    """tool_use blocks (without ids): mostly a known tool, sometimes a later chapter's tool or
+    nonsense."""
     inputs = {tool["name"]: tool_input(tool["input_schema"]) for tool in tools}
     names = sorted(inputs)
     odd_names = st.sampled_from(LATER_TOOLS + UNKNOWN_TOOLS)
@@ -548,7 +671,11 @@ def tool_use_blocks(tools):
         if name in inputs:
             value = draw(inputs[name])
         else:  # an unknown tool: mostly what looks like another tool's input, sometimes anything
-            value = draw(inputs[draw(st.sampled_from(names))]) if draw(st.integers(0, 3)) else draw(random_object)
+            value = (
+                draw(inputs[draw(st.sampled_from(names))])
+                if draw(st.integers(0, 3))
+                else draw(random_object)
+            )
         return {"type": "tool_use", "name": name, "input": value}
     return block()
 
@@ -557,7 +684,9 @@ def _model_events(tools, interrupts):
     # Weighted towards replies that call tools and stop for them, so that even the
     # small examples hypothesis tries first run some tools.
     block = weighted((2, tool_use_blocks(tools)), (1, some_text.map(text)))
-    stop_reason = weighted((2, st.none()), (1, st.sampled_from(STOP_REASONS)))  # None: the fitting one
+    stop_reason = weighted(
+        (2, st.none()), (1, st.sampled_from(STOP_REASONS))
+    )  # None: the fitting one
     turn = st.tuples(st.just("reply"), st.lists(block, min_size=1, max_size=3), stop_reason)
     error = st.tuples(st.just("api error"), st.sampled_from(API_ERROR_KINDS))
     ctrl_c = st.just(("ctrl-c",))
@@ -583,8 +712,12 @@ def replies_for(events, box):
     for event in events:
         if event[0] == "reply":
             _, blocks, stop_reason = event
-            blocks = [dict(block, id=f"toolu_r{next(numbers):03d}", input=box.fill_in(block["input"]))
-                      if block["type"] == "tool_use" else block for block in blocks]
+            blocks = [
+                dict(block, id=f"toolu_r{next(numbers):03d}", input=box.fill_in(block["input"]))
+                if block["type"] == "tool_use"
+                else block
+                for block in blocks
+            ]
             replies.append(reply(*blocks, stop_reason=stop_reason))
         elif event[0] == "api error":
             replies.append(lambda request, kind=event[1]: api_error(kind))
@@ -593,7 +726,9 @@ def replies_for(events, box):
     return replies
 
 
-prompts = st.lists(any_text.map(str.strip).filter(bool), min_size=1, max_size=3)  # as the REPL sends them
+prompts = st.lists(
+    any_text.map(str.strip).filter(bool), min_size=1, max_size=3
+)  # as the REPL sends them
 
 
 # What a Python hook (s04 and later) may return, or raise: good decisions and bad ones.
@@ -639,7 +774,8 @@ def has_plan_mode(chapter):
 
 
 class PlanModeWatch:
-    """Wraps chapter.run_tool: a tool call that starts in plan mode may change only .agent/plans/."""
+    """Wraps chapter.run_tool: a tool call that starts in plan mode may change only
+    .agent/plans/."""
 
     def __init__(self, chapter):
         self.chapter, self.broken = chapter, []
@@ -655,7 +791,9 @@ class PlanModeWatch:
                 return real_run_tool(session, block, *rest, **options)
             finally:
                 if tree(session.workdir, skip=(PLANS_FOLDER,)) != before:
-                    self.broken.append(f"{block['name']} {block['input']!r} changed the workdir in plan mode")
+                    self.broken.append(
+                        f"{block['name']} {block['input']!r} changed the workdir in plan mode"
+                    )
 
         self._patch = patch.object(self.chapter, "run_tool", watched)
         self._patch.start()

@@ -24,7 +24,14 @@ from types import SimpleNamespace
 from anthropic.types import Message
 
 ROOT = Path(__file__).resolve().parent.parent
-CHAPTERS = ["s01_loop", "s02_tools", "s03_permissions", "s04_hooks", "s05_todo_write", "s06_plan_mode"]
+CHAPTERS = [
+    "s01_loop",
+    "s02_tools",
+    "s03_permissions",
+    "s04_hooks",
+    "s05_todo_write",
+    "s06_plan_mode",
+]
 PRESENT = [name for name in CHAPTERS if (ROOT / name / "code.py").exists()]
 MODEL = "test-model"
 
@@ -142,8 +149,11 @@ def result(tool_use_id, content, is_error=False):
 
 def clean_env(**extra):
     """The environment for a chapter subprocess: no key, no .env, unbuffered output."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "MODEL_ID")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "MODEL_ID")
+    }
     env.update(PYTHON_DOTENV_DISABLED="1", PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1")
     env.update(extra)
     return env
@@ -198,7 +208,8 @@ def wire_client(handler):
 
 
 def wire(responses):
-    """wire_client answering with these replies in order: the JSON bodies it sent, and the client."""
+    """wire_client answering with these replies in order: the JSON bodies it sent, and the
+    client."""
     import httpx2
 
     bodies = []
@@ -221,8 +232,16 @@ def sent_key(http_request):
 
 def message_json(content, stop_reason="end_turn", model=MODEL):
     """A Message as the API sends it, in JSON."""
-    return {"id": "msg_live", "type": "message", "role": "assistant", "model": model, "content": content,
-            "stop_reason": stop_reason, "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}
+    return {
+        "id": "msg_live",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
 
 
 @contextlib.contextmanager

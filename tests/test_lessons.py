@@ -21,7 +21,10 @@ def quoted_lines(chapter):
 
 @pytest.mark.parametrize("chapter", PRESENT)
 def test_every_quoted_line_is_in_the_code(chapter):
-    code = {line.strip() for line in (ROOT / chapter / "code.py").read_text(encoding="utf-8").splitlines()}
+    code = {
+        line.strip()
+        for line in (ROOT / chapter / "code.py").read_text(encoding="utf-8").splitlines()
+    }
     missing = [line for line in quoted_lines(chapter) if line not in code]
     assert missing == []
 
@@ -42,7 +45,10 @@ def chapter_rows():
         added = sum(line.startswith("+") and not line.startswith("+++") for line in diff)
         removed = sum(line.startswith("-") and not line.startswith("---") for line in diff)
         summary = lines[0].strip('"').split(": ", 1)[1]
-        rows.append(f"| [{chapter}]({chapter}/README.md) | {summary} | {len(lines)} | +{added} | -{removed} |")
+        rows.append(
+            f"| [{chapter}]({chapter}/README.md) | {summary} | {len(lines)} | +{added} | "
+            f"-{removed} |"
+        )
         previous = lines
     return rows
 

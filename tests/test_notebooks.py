@@ -25,19 +25,31 @@ pytestmark = pytest.mark.slow
 
 CELL_TIMEOUT = 60  # seconds one cell may take
 AT_ONCE = 3  # notebooks executed at the same time
-LIVE_CHAPTER = "s01_loop"  # the notebook whose live cell is also run, against a fake API on loopback
+LIVE_CHAPTER = (
+    "s01_loop"  # the notebook whose live cell is also run, against a fake API on loopback
+)
 FAKE_KEY = "sk-fake-notebook-key"
 
 # What each notebook's "idea at work" cell (tagged "idea") must show.
 IDEA_SHOWS = {
     "s01_loop": [r"ids answered: \['toolu_02', 'toolu_03'\]", r'"type": "tool_result"'],
     "s02_tools": [r"Refused: '\.\./CHANGELOG\.md' contains '\.\.'", r'"is_error": true'],
-    "s03_permissions": [r"Denied: this command deletes the root or home folder", r'"is_error": true'],
-    "s04_hooks": [r"Blocked by a PreToolUse hook: Network access is off here", r'<hook event=\\"Stop\\">'],
-    "s05_todo_write": [re.escape("<reminder>Update your todos.</reminder>"),
-                       r"The reminder is block 1 of messages\[14\], a user turn of 2 blocks \(the last one\)"],
-    "s06_plan_mode": [r"plan file: \S+/\.agent/plans/plan-\d{8}-\d{6}-[0-9a-f]{6}\.md",
-                      r"## Plan: a --shout option for greet\.py"],
+    "s03_permissions": [
+        r"Denied: this command deletes the root or home folder",
+        r'"is_error": true',
+    ],
+    "s04_hooks": [
+        r"Blocked by a PreToolUse hook: Network access is off here",
+        r'<hook event=\\"Stop\\">',
+    ],
+    "s05_todo_write": [
+        re.escape("<reminder>Update your todos.</reminder>"),
+        r"The reminder is block 1 of messages\[14\], a user turn of 2 blocks \(the last one\)",
+    ],
+    "s06_plan_mode": [
+        r"plan file: \S+/\.agent/plans/plan-\d{8}-\d{6}-[0-9a-f]{6}\.md",
+        r"## Plan: a --shout option for greet\.py",
+    ],
 }
 
 # The chapter's questions, and the scripted answer printed after each.
@@ -48,7 +60,9 @@ QUESTIONS = {
 
 
 def load_generator():
-    spec = importlib.util.spec_from_file_location("notebooks_generator", ROOT / "web" / "notebooks.py")
+    spec = importlib.util.spec_from_file_location(
+        "notebooks_generator", ROOT / "web" / "notebooks.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -83,8 +97,13 @@ def repository_state():
     notebook.ipynb, are the work of people and generators (perhaps going on while this test
     runs), so they are left out.
     """
-    done = subprocess.run(["git", "status", "--porcelain", "--ignored", "--untracked-files=all", "--", *PRESENT],
-                          cwd=ROOT, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        ["git", "status", "--porcelain", "--ignored", "--untracked-files=all", "--", *PRESENT],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return [line for line in done.stdout.splitlines()
             if (line.startswith(("??", "!!")) or "/workspace/" in line)
             and not re.fullmatch(r"..\s\"?s\d\d_\w+/(README\.md|notebook\.ipynb)\"?", line)]
@@ -92,8 +111,12 @@ def repository_state():
 
 def kernel_env(tmp, **extra):
     """The kernel's environment: no key, no .env, and temporary folders under pytest's tmp."""
-    env = {key: value for key, value in os.environ.items()
-           if key not in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "MODEL_ID")}
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key
+        not in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "MODEL_ID")
+    }
     env.update(PYTHON_DOTENV_DISABLED="1", TMPDIR=str(tmp), **extra)
     return env
 
@@ -116,15 +139,24 @@ async def execute(name, env, at_once):
     def on_cell_start(cell, cell_index):
         current["index"] = cell_index
 
-    client = NotebookClient(run.notebook, timeout=CELL_TIMEOUT, kernel_name="python3",
-                            resources={"metadata": {"path": str(ROOT / name)}}, on_cell_start=on_cell_start)
+    client = NotebookClient(
+        run.notebook,
+        timeout=CELL_TIMEOUT,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(ROOT / name)}},
+        on_cell_start=on_cell_start,
+    )
     async with at_once:
         started = time.monotonic()
         try:
             await client.async_execute(env=env)
         except (CellExecutionError, CellControlSignal, TimeoutError, RuntimeError) as failure:
             index = current["index"]
-            head = run.notebook.cells[index].source.splitlines()[0] if index is not None else "(no cell yet)"
+            head = (
+                run.notebook.cells[index].source.splitlines()[0]
+                if index is not None
+                else "(no cell yet)"
+            )
             plain = re.sub(r"\x1b\[[0-9;]*m", "", str(failure))  # the traceback without its colours
             run.error = f"{name}/notebook.ipynb, cell {index} ({head!r}) failed:\n{plain}"
         run.seconds = time.monotonic() - started
@@ -132,7 +164,9 @@ async def execute(name, env, at_once):
 
 
 def fake_live_reply(body, seen):
-    return message_json([{"type": "text", "text": "Hello from the fake live model."}], model=body["model"])
+    return message_json(
+        [{"type": "text", "text": "Hello from the fake live model."}], model=body["model"]
+    )
 
 
 @pytest.fixture(scope="session")
@@ -141,17 +175,25 @@ def executed(tmp_path_factory):
     state before and after."""
     async def execute_all(live_env):
         at_once = asyncio.Semaphore(AT_ONCE)
-        jobs = [execute(name, kernel_env(tmp_path_factory.mktemp(name)), at_once) for name in PRESENT]
+        jobs = [
+            execute(name, kernel_env(tmp_path_factory.mktemp(name)), at_once) for name in PRESENT
+        ]
         jobs.append(execute(LIVE_CHAPTER, live_env, at_once))
         *runs, live = await asyncio.gather(*jobs)
-        return dict(zip(PRESENT, runs)), live
+        return dict(zip(PRESENT, runs, strict=True)), live
 
     before = repository_state()
     with loopback_messages_api(fake_live_reply) as (base_url, seen):
-        live_env = kernel_env(tmp_path_factory.mktemp("live"), ANTHROPIC_API_KEY=FAKE_KEY, MODEL_ID="test-model",
-                              ANTHROPIC_BASE_URL=base_url)
+        live_env = kernel_env(
+            tmp_path_factory.mktemp("live"),
+            ANTHROPIC_API_KEY=FAKE_KEY,
+            MODEL_ID="test-model",
+            ANTHROPIC_BASE_URL=base_url,
+        )
         runs, live = asyncio.run(execute_all(live_env))
-    return SimpleNamespace(runs=runs, live=live, api_requests=seen, before=before, after=repository_state())
+    return SimpleNamespace(
+        runs=runs, live=live, api_requests=seen, before=before, after=repository_state()
+    )
 
 
 def ran(executed, name):
@@ -172,20 +214,38 @@ def test_notebook_is_valid_and_clean(name):
     notebook = nbformat.read(notebook_path(name), as_version=4)
     nbformat.validate(notebook)
     assert notebook.nbformat == 4
-    assert notebook.metadata["kernelspec"] == {"name": "python3", "display_name": "Python 3", "language": "python"}
+    assert notebook.metadata["kernelspec"] == {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
     assert [(cell.outputs, cell.execution_count) for cell in code] == [([], None)] * len(code)
     label = name.split("_")[0]
-    assert [cell.id for cell in notebook.cells] == [f"{label}-{index:02d}" for index in range(len(notebook.cells))]
+    assert [cell.id for cell in notebook.cells] == [
+        f"{label}-{index:02d}" for index in range(len(notebook.cells))
+    ]
 
 
 @pytest.mark.parametrize("name", PRESENT)
 def test_notebook_runs_the_chapters_own_code(name):
-    source = "\n".join(cell.source for cell in nbformat.read(notebook_path(name), as_version=4).cells)
-    for used in ("chapter = load_chapter(HERE)", "chapter.make_session(", "chapter.ScriptedModel(script)",
-                 "chapter.run_turn(session, "):
+    source = "\n".join(
+        cell.source for cell in nbformat.read(notebook_path(name), as_version=4).cells
+    )
+    for used in (
+        "chapter = load_chapter(HERE)",
+        "chapter.make_session(",
+        "chapter.ScriptedModel(script)",
+        "chapter.run_turn(session, ",
+    ):
         assert used in source
-    for copied in ("def agent_loop", "def run_turn", "def run_tool", "class ScriptedModel", "def load_script"):
+    for copied in (
+        "def agent_loop",
+        "def run_turn",
+        "def run_tool",
+        "class ScriptedModel",
+        "def load_script",
+    ):
         assert copied not in source
 
 
@@ -193,7 +253,9 @@ def test_regenerating_changes_nothing(tmp_path):
     generator = load_generator()
     generator.generate(dest=tmp_path)
     for name in PRESENT:
-        assert (tmp_path / name / "notebook.ipynb").read_bytes() == notebook_path(name).read_bytes(), name
+        assert (tmp_path / name / "notebook.ipynb").read_bytes() == notebook_path(
+            name
+        ).read_bytes(), name
     assert generator.stale() == []
 
 
@@ -216,7 +278,9 @@ def test_notebook_shows_the_idea_at_work(name, executed):
     assert len(idea) == 1
     shown = output_text(idea[0])
     for pattern in IDEA_SHOWS[name]:
-        assert re.search(pattern, shown), f"{name}: the idea cell does not show {pattern!r}:\n{shown}"
+        assert re.search(pattern, shown), (
+            f"{name}: the idea cell does not show {pattern!r}:\n{shown}"
+        )
 
 
 @pytest.mark.parametrize("name", PRESENT)
@@ -236,13 +300,21 @@ def test_live_cell_stays_offline_without_a_key(name, executed):
 
 
 def test_live_cell_with_a_key(executed):
-    """With a key, the last cell talks to the API (here a fake one on loopback), and the key is never shown."""
+    """With a key, the last cell talks to the API (here a fake one on loopback), and the key is
+    never shown."""
     if executed.live.error:
         pytest.fail(executed.live.error, pytrace=False)
     prompt = json.loads((ROOT / LIVE_CHAPTER / "scenario.json").read_text())["prompt"]
-    assert [(request["path"], request["body"]["model"], request["body"]["messages"])
-            for request in executed.api_requests] == [
-        ("/v1/messages", "test-model", [{"role": "user", "content": [{"type": "text", "text": prompt}]}])]
+    assert [
+        (request["path"], request["body"]["model"], request["body"]["messages"])
+        for request in executed.api_requests
+    ] == [
+        (
+            "/v1/messages",
+            "test-model",
+            [{"role": "user", "content": [{"type": "text", "text": prompt}]}],
+        )
+    ]
     shown = output_text(executed.live.notebook.cells[-1])
     assert re.match(r"s01_loop · live: test-model at http://127\.0\.0\.1:\d+", shown)
     assert shown.endswith("Hello from the fake live model.\n")

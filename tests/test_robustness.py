@@ -41,12 +41,42 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from robustness_support import (ANSWERS, HOOK_OUTCOMES, PLAN_MODE_FIELD, SECRET, EndlessClient, PlanModeWatch,
-                                Sandbox, SafetyNet, answering, error_body, has_plan_mode, hook_returning,
-                                model_events, prompts, replies_for, request_problems, run_one_tool,
-                                tool_names_by_id, tool_results)
-from support import (PRESENT, ROOT, assistant, clean_env, ctrl_c_delivered, load_chapter, new_session, read_trace,
-                     reply, run_chapter, text, tool_use, user)
+from robustness_support import (
+    ANSWERS,
+    HOOK_OUTCOMES,
+    PLAN_MODE_FIELD,
+    SECRET,
+    EndlessClient,
+    PlanModeWatch,
+    SafetyNet,
+    Sandbox,
+    answering,
+    error_body,
+    has_plan_mode,
+    hook_returning,
+    model_events,
+    prompts,
+    replies_for,
+    request_problems,
+    run_one_tool,
+    tool_names_by_id,
+    tool_results,
+)
+from support import (
+    PRESENT,
+    ROOT,
+    assistant,
+    clean_env,
+    ctrl_c_delivered,
+    load_chapter,
+    new_session,
+    read_trace,
+    reply,
+    run_chapter,
+    text,
+    tool_use,
+    user,
+)
 
 settings.register_profile("fast", max_examples=25, deadline=None, derandomize=True, database=None,
                           suppress_health_check=[HealthCheck.too_slow])
@@ -70,8 +100,11 @@ def leaked_secrets(calls):
     leaks = []
     for call in calls:
         names = tool_names_by_id(call["messages"])
-        leaks += [result for result in tool_results(call["messages"])
-                  if names.get(result["tool_use_id"]) != "bash" and SECRET in str(result["content"])]
+        leaks += [
+            result
+            for result in tool_results(call["messages"])
+            if names.get(result["tool_use_id"]) != "bash" and SECRET in str(result["content"])
+        ]
     return leaks
 
 
@@ -90,9 +123,16 @@ def play(chapter, data, box, answers, hook_outcomes=HOOK_OUTCOMES):
     client = EndlessClient(*replies_for(events, box))
     session = new_session(chapter, client, box.work)
     if has_plan_mode(chapter):
-        setattr(session, PLAN_MODE_FIELD, data.draw(st.sampled_from([True, True, False]), label="start in plan mode"))
+        setattr(
+            session,
+            PLAN_MODE_FIELD,
+            data.draw(st.sampled_from([True, True, False]), label="start in plan mode"),
+        )
     if hasattr(chapter, "add_hook"):
-        hooks = st.lists(st.tuples(st.sampled_from(chapter.HOOK_EVENTS), st.sampled_from(hook_outcomes)), max_size=3)
+        hooks = st.lists(
+            st.tuples(st.sampled_from(chapter.HOOK_EVENTS), st.sampled_from(hook_outcomes)),
+            max_size=3,
+        )
         for event, outcome in data.draw(hooks, label="hooks"):
             chapter.add_hook(session, event, hook_returning(outcome))
     with patch("builtins.input", answering(data, answers)), redirect_stdout(io.StringIO()):
@@ -161,7 +201,11 @@ ATTACKS = [
     ("empty string", "", REFUSED),
     ("spaces", "   ", REFUSED),
     ("tab and newline", "\t\n", REFUSED),
-    ("symlink loop", "loop_a", HARMLESS),  # refused on Python 3.11; newer ones resolve loops quietly
+    (
+        "symlink loop",
+        "loop_a",
+        HARMLESS,
+    ),  # refused on Python 3.11; newer ones resolve loops quietly
     ("backslashes", "..\\secret.txt", HARMLESS),
     ("backslashes in the middle", "sub\\..\\..\\secret.txt", HARMLESS),
     ("one-dot leaders that look like dots", "\u2024\u2024/secret.txt", HARMLESS),
@@ -204,7 +248,9 @@ def test_the_workspace_guard_holds(name, what, path, expected):
         after = box.outside()
 
         if expected == REFUSED:
-            assert {tool: result.get("is_error") for tool, result in results.items()} == dict.fromkeys(results, True)
+            assert {
+                tool: result.get("is_error") for tool, result in results.items()
+            } == dict.fromkeys(results, True)
         assert [tool for tool, result in results.items() if SECRET in result["content"]] == []
         assert listed_outside(box, results["glob"]) == []
         assert after == before
@@ -229,13 +275,16 @@ CHANGING_CALLS = [
 ]
 
 
-@pytest.mark.parametrize("tool, tool_input", CHANGING_CALLS, ids=[str(call[1]) for call in CHANGING_CALLS])
+@pytest.mark.parametrize(
+    "tool, tool_input", CHANGING_CALLS, ids=[str(call[1]) for call in CHANGING_CALLS]
+)
 @pytest.mark.parametrize("name", PLAN_CHAPTERS)
 def test_plan_mode_refuses_every_change(name, tool, tool_input):
     chapter = shared_chapter(name)
     with Sandbox() as box, PlanModeWatch(chapter) as watch:
-        everything = [f"{t['name']}" for t in chapter.TOOLS] + [f"{t['name']}(*)" for t in chapter.TOOLS
-                                                                 if t["name"] in chapter.RULE_SUBJECT]
+        everything = [f"{t['name']}" for t in chapter.TOOLS] + [
+            f"{t['name']}(*)" for t in chapter.TOOLS if t["name"] in chapter.RULE_SUBJECT
+        ]
         client = EndlessClient(reply(tool_use("toolu_1", tool, tool_input)))
         session = new_session(chapter, client, box.work, mode="bypass", plan_mode=True,
                               settings={"permissions": {"allow": everything}})
@@ -279,7 +328,10 @@ def test_ctrl_c_in_a_tool_answers_every_call_and_the_next_prompt_works(name, tmp
             raise KeyboardInterrupt
         return real_run_bash(command, *rest, **options)
 
-    with patch.object(chapter, "run_bash", run_bash), patch("builtins.input", lambda prompt="": "y"):
+    with (
+        patch.object(chapter, "run_bash", run_bash),
+        patch("builtins.input", lambda prompt="": "y"),
+    ):
         assert chapter.run_turn(session, "run them") is False
         interrupted = copy.deepcopy(session.messages)
         assert chapter.run_turn(session, "go on") is True
@@ -319,8 +371,12 @@ def test_ctrl_c_while_a_command_runs_stops_it(name, tmp_path):
             timer.cancel()
     assert chapter.run_turn(session, "next") is True
 
-    assert [process.returncode for process in started] == [-signal.SIGKILL]  # killed, not waited for
-    assert [(r["tool_use_id"], r.get("is_error")) for r in tool_results(session.messages)] == [("toolu_1", True)]
+    assert [process.returncode for process in started] == [
+        -signal.SIGKILL
+    ]  # killed, not waited for
+    assert [(r["tool_use_id"], r.get("is_error")) for r in tool_results(session.messages)] == [
+        ("toolu_1", True)
+    ]
     assert no_problems(client.calls) == [[], []]
 
 
@@ -369,10 +425,18 @@ def test_ctrl_c_anywhere_in_a_tool_or_at_a_question_leaves_a_valid_history(name,
         return interrupted
 
     handlers = getattr(chapter, "TOOL_HANDLERS", {})
-    wrapped = {tool: sometimes_ctrl_c(handler) for tool, handler in handlers.items() if tool != "bash"}
-    with Sandbox() as box, SafetyNet(), patch.object(chapter, "run_bash", sometimes_ctrl_c(chapter.run_bash)), \
-            patch.dict(handlers, wrapped):
-        client = play(chapter, data, box, ANSWERS + [KeyboardInterrupt], HOOK_OUTCOMES + [KeyboardInterrupt])
+    wrapped = {
+        tool: sometimes_ctrl_c(handler) for tool, handler in handlers.items() if tool != "bash"
+    }
+    with (
+        Sandbox() as box,
+        SafetyNet(),
+        patch.object(chapter, "run_bash", sometimes_ctrl_c(chapter.run_bash)),
+        patch.dict(handlers, wrapped),
+    ):
+        client = play(
+            chapter, data, box, ANSWERS + [KeyboardInterrupt], HOOK_OUTCOMES + [KeyboardInterrupt]
+        )
 
     assert no_problems(client.calls) == [[] for _ in client.calls]
 
@@ -410,18 +474,26 @@ def printed_by_the_turn(screen, typed):
     return lines[1:] if lines[:1] == [typed] else lines
 
 
-def drive_repl(chapter, tmp_path, monkeypatch, capsys, retries, fail, lines=("hello", "again", "q")):
+def drive_repl(
+    chapter, tmp_path, monkeypatch, capsys, retries, fail, lines=("hello", "again", "q")
+):
     """repl(session) over the real SDK: `fail` answers the prompt "hello", the rest get OK_MESSAGE.
 
     Returns the REPL's exit code, the JSON bodies sent, what was on the screen
     before each prompt, and the session.
     """
-    monkeypatch.setattr(anthropic._base_client.SyncAPIClient, "_calculate_retry_timeout", lambda *args: 0)
+    monkeypatch.setattr(
+        anthropic._base_client.SyncAPIClient, "_calculate_retry_timeout", lambda *args: 0
+    )
     bodies, screens, typed = [], [], iter(lines)
 
     def server(request):
         bodies.append(json.loads(request.content))
-        return fail(request) if last_prompt(bodies[-1]) == "hello" else httpx2.Response(200, json=OK_MESSAGE)
+        return (
+            fail(request)
+            if last_prompt(bodies[-1]) == "hello"
+            else httpx2.Response(200, json=OK_MESSAGE)
+        )
 
     def fake_input(prompt=""):
         screens.append(capsys.readouterr().out)
@@ -439,14 +511,18 @@ def drive_repl(chapter, tmp_path, monkeypatch, capsys, retries, fail, lines=("he
 @pytest.mark.parametrize("retries", [0, 2])
 @pytest.mark.parametrize("failure", list(FAILURES))
 @pytest.mark.parametrize("name", PRESENT)
-def test_an_api_error_is_one_line_and_the_repl_goes_on(name, failure, retries, tmp_path, monkeypatch, capsys):
+def test_an_api_error_is_one_line_and_the_repl_goes_on(
+    name, failure, retries, tmp_path, monkeypatch, capsys
+):
     code, bodies, screens, session = drive_repl(shared_chapter(name), tmp_path, monkeypatch, capsys,
                                                 retries, FAILURES[failure])
 
     assert code == 0
     tries = retries + 1 if failure in RETRIED else 1
     assert [last_prompt(body) for body in bodies] == ["hello"] * tries + ["again"]
-    assert [line.startswith("API error:") for line in printed_by_the_turn(screens[1], "hello")] == [True]
+    assert [line.startswith("API error:") for line in printed_by_the_turn(screens[1], "hello")] == [
+        True
+    ]
     assert bodies[-1]["messages"] == [user(text("again"))]  # the failed prompt was rolled back
     assert session.messages == [user(text("again")), assistant(text("Hi."))]
 
@@ -460,14 +536,26 @@ def test_an_api_error_is_one_line_and_the_repl_goes_on(name, failure, retries, t
 # in the tool result.
 
 KEY = "sk-ant-test-SECRET123"
-SHOW_ENV = {"prompt": "show the environment", "turns": [
-    {"content": [{"type": "tool_use", "name": "bash", "input": {"command": "env; echo \"key=[$ANTHROPIC_API_KEY]\""}}]},
-    {"content": [{"type": "text", "text": "That was the environment."}]},
-]}
+SHOW_ENV = {
+    "prompt": "show the environment",
+    "turns": [
+        {
+            "content": [
+                {
+                    "type": "tool_use",
+                    "name": "bash",
+                    "input": {"command": "env; echo \"key=[$ANTHROPIC_API_KEY]\""},
+                }
+            ]
+        },
+        {"content": [{"type": "text", "text": "That was the environment."}]},
+    ],
+}
 
 
 def run_with_a_key(name, folder, script, prompt):
-    """Run the chapter offline with KEY in its environment; return (process, trace records, trace text)."""
+    """Run the chapter offline with KEY in its environment; return (process, trace records, trace
+    text)."""
     shutil.copytree(ROOT / name / "workspace", folder / "work")
     trace = folder / "trace.jsonl"
     process = run_chapter(name, "--offline", "--script", str(script), "--trace", str(trace),
@@ -477,15 +565,24 @@ def run_with_a_key(name, folder, script, prompt):
 
 
 def places_with_the_key(process, trace_text):
-    return [where for where, seen in [("stdout", process.stdout), ("stderr", process.stderr), ("trace", trace_text)]
-            if KEY in seen or "SECRET123" in seen]
+    return [
+        where
+        for where, seen in [
+            ("stdout", process.stdout),
+            ("stderr", process.stderr),
+            ("trace", trace_text),
+        ]
+        if KEY in seen or "SECRET123" in seen
+    ]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", PRESENT)
 def test_the_key_reaches_no_trace_and_no_screen(name, tmp_path):
     scenario = json.loads((ROOT / name / "scenario.json").read_text())
-    process, records, trace_text = run_with_a_key(name, tmp_path, ROOT / name / "scenario.json", scenario["prompt"])
+    process, records, trace_text = run_with_a_key(
+        name, tmp_path, ROOT / name / "scenario.json", scenario["prompt"]
+    )
 
     assert len(records) >= 2  # the scenario really ran
     assert places_with_the_key(process, trace_text) == []
@@ -499,7 +596,10 @@ def test_the_key_reaches_no_tool(name, tmp_path):
     process, records, trace_text = run_with_a_key(name, tmp_path, script, SHOW_ENV["prompt"])
     env_output = tool_results(records[1]["request"]["messages"])[0]["content"]
 
-    assert ("PATH=" in env_output, "key=[]" in env_output) == (True, True)  # env ran; the variable was empty
+    assert ("PATH=" in env_output, "key=[]" in env_output) == (
+        True,
+        True,
+    )  # env ran; the variable was empty
     assert places_with_the_key(process, trace_text) == []
 
 
@@ -516,7 +616,9 @@ file_text = st.text(st.characters(codec="utf-8"), max_size=60)  # \r\n, \r, \u20
 def test_edit_file_replaces_exactly_the_text_asked_for(name, before, middle, after, new):
     chapter = shared_chapter(name)
     original = before + middle + after
-    assume(original.count(middle) == 1 and middle != new)  # edit_file is for a unique old_string that changes
+    assume(
+        original.count(middle) == 1 and middle != new
+    )  # edit_file is for a unique old_string that changes
     with tempfile.TemporaryDirectory() as workdir:
         (Path(workdir) / "file.txt").write_bytes(original.encode())
         result = run_one_tool(chapter, workdir, "edit_file",
@@ -531,9 +633,13 @@ def test_edit_file_replaces_exactly_the_text_asked_for(name, before, middle, aft
 def test_write_file_writes_exactly_the_content(name, content):
     chapter = shared_chapter(name)
     with tempfile.TemporaryDirectory() as workdir:
-        result = run_one_tool(chapter, workdir, "write_file", {"path": "deep/er/file.txt", "content": content})
-        assert (result.get("is_error", False), (Path(workdir) / "deep/er/file.txt").read_bytes()) == (
-            False, content.encode())
+        result = run_one_tool(
+            chapter, workdir, "write_file", {"path": "deep/er/file.txt", "content": content}
+        )
+        assert (
+            result.get("is_error", False),
+            (Path(workdir) / "deep/er/file.txt").read_bytes(),
+        ) == (False, content.encode())
 
 
 @pytest.mark.parametrize("name", FILE_CHAPTERS)
@@ -553,10 +659,14 @@ def test_the_file_tools_keep_the_usual_file_modes(name, tmp_path):
     umask = os.umask(0o022)
     os.umask(umask)
 
-    run_one_tool(chapter, tmp_path, "edit_file", {"path": "run.sh", "old_string": "hi", "new_string": "ho"})
+    run_one_tool(
+        chapter, tmp_path, "edit_file", {"path": "run.sh", "old_string": "hi", "new_string": "ho"}
+    )
     run_one_tool(chapter, tmp_path, "write_file", {"path": "new.txt", "content": "x"})
-    assert (oct(script.stat().st_mode & 0o777), oct((tmp_path / "new.txt").stat().st_mode & 0o777)) == (
-        oct(0o755), oct(0o666 & ~umask))
+    assert (
+        oct(script.stat().st_mode & 0o777),
+        oct((tmp_path / "new.txt").stat().st_mode & 0o777),
+    ) == (oct(0o755), oct(0o666 & ~umask))
 
 
 PERMISSION_CHAPTERS = [name for name in PRESENT if hasattr(shared_chapter(name), "ask_permission")]
@@ -607,7 +717,9 @@ def test_a_blank_text_block_from_the_model_is_not_sent_back(name, blank, tmp_pat
 @pytest.mark.parametrize("name", PRESENT)
 def test_ctrl_c_while_the_reply_is_printed_leaves_a_valid_history(name, tmp_path):
     chapter = load_chapter(name)
-    client = EndlessClient(reply(text("Let me look."), tool_use("toolu_1", "bash", {"command": "echo hi"})))
+    client = EndlessClient(
+        reply(text("Let me look."), tool_use("toolu_1", "bash", {"command": "echo hi"}))
+    )
     session = new_session(chapter, client, tmp_path)
     real_show = chapter.show
 
@@ -624,16 +736,23 @@ def test_ctrl_c_while_the_reply_is_printed_leaves_a_valid_history(name, tmp_path
 
 def proxy_traceback(request):
     message = "Traceback (most recent call last):\n  File \"proxy.py\", line 1\nKeyError: 'model'"
-    return httpx2.Response(500, json={"type": "error", "error": {"type": "api_error", "message": message}})
+    return httpx2.Response(
+        500, json={"type": "error", "error": {"type": "api_error", "message": message}}
+    )
 
 
 # Bug found by these tests (born in s01, since fixed): describe_api_error puts the server's message
 # as it is on the screen; a message of several lines (a proxy's traceback) prints several lines
 @pytest.mark.parametrize("name", PRESENT)
-def test_an_api_error_is_one_line_even_when_the_message_has_several(name, tmp_path, monkeypatch, capsys):
-    code, bodies, screens, session = drive_repl(shared_chapter(name), tmp_path, monkeypatch, capsys, 0,
-                                                proxy_traceback)
-    assert [line.startswith("API error:") for line in printed_by_the_turn(screens[1], "hello")] == [True]
+def test_an_api_error_is_one_line_even_when_the_message_has_several(
+    name, tmp_path, monkeypatch, capsys
+):
+    code, bodies, screens, session = drive_repl(
+        shared_chapter(name), tmp_path, monkeypatch, capsys, 0, proxy_traceback
+    )
+    assert [line.startswith("API error:") for line in printed_by_the_turn(screens[1], "hello")] == [
+        True
+    ]
 
 
 NOT_A_MESSAGE = {
@@ -648,11 +767,16 @@ NOT_A_MESSAGE = {
 # and ends the REPL
 @pytest.mark.parametrize("reply_kind", list(NOT_A_MESSAGE))
 @pytest.mark.parametrize("name", PRESENT)
-def test_a_reply_that_is_not_a_message_is_an_api_error(name, reply_kind, tmp_path, monkeypatch, capsys):
-    code, bodies, screens, session = drive_repl(shared_chapter(name), tmp_path, monkeypatch, capsys, 0,
-                                                NOT_A_MESSAGE[reply_kind])
+def test_a_reply_that_is_not_a_message_is_an_api_error(
+    name, reply_kind, tmp_path, monkeypatch, capsys
+):
+    code, bodies, screens, session = drive_repl(
+        shared_chapter(name), tmp_path, monkeypatch, capsys, 0, NOT_A_MESSAGE[reply_kind]
+    )
     assert code == 0
-    assert [line.startswith("API error:") for line in printed_by_the_turn(screens[1], "hello")] == [True]
+    assert [line.startswith("API error:") for line in printed_by_the_turn(screens[1], "hello")] == [
+        True
+    ]
     assert session.messages == [user(text("again")), assistant(text("Hi."))]
 
 
@@ -698,7 +822,10 @@ def test_write_file_on_the_workdir_makes_nothing_outside_it_even_for_a_moment(na
 @pytest.mark.parametrize("name", FILE_CHAPTERS)
 def test_odd_input_gets_a_clear_refusal_not_a_crash(name, tool, tool_input, tmp_path):
     result = run_one_tool(load_chapter(name), tmp_path, tool, tool_input)
-    assert (result.get("is_error"), result["content"].startswith("The tool failed")) == (True, False)
+    assert (result.get("is_error"), result["content"].startswith("The tool failed")) == (
+        True,
+        False,
+    )
 
 
 # Bug found by these tests (born in s01, since fixed): run_bash keeps all of a command's output in

@@ -13,8 +13,24 @@ import anthropic
 import httpx2
 import pytest
 
-from support import (WIRE_KEY, FakeClient, assistant, ctrl_c_delivered, load_chapter, new_session, read_trace,
-                     reply, request, result, sent_key, text, tool_use, unchecked_reply, user, wire_client)
+from support import (
+    WIRE_KEY,
+    FakeClient,
+    assistant,
+    ctrl_c_delivered,
+    load_chapter,
+    new_session,
+    read_trace,
+    reply,
+    request,
+    result,
+    sent_key,
+    text,
+    tool_use,
+    unchecked_reply,
+    user,
+    wire_client,
+)
 
 LOOP_CHAPTERS = ["s01_loop", "s02_tools"]
 
@@ -41,8 +57,9 @@ def connection_error():
 
 def rate_limit_error():
     body = {"type": "error", "error": {"type": "rate_limit_error", "message": "Slow down"}}
-    return anthropic.RateLimitError("rate limited", response=httpx2.Response(429, request=api_request()),
-                                    body=body)
+    return anthropic.RateLimitError(
+        "rate limited", response=httpx2.Response(429, request=api_request()), body=body
+    )
 
 
 # ======================================================================
@@ -116,7 +133,10 @@ def test_several_tool_uses_in_one_turn_are_answered_in_one_user_turn_in_order(ch
              result("toolu_2", "two\n[exit code: 3]"),
              result("toolu_3", "(no output)\n[exit code: 0]")),
     ]
-    assert client.calls == [request(chapter, session, history[:1]), request(chapter, session, history)]
+    assert client.calls == [
+        request(chapter, session, history[:1]),
+        request(chapter, session, history),
+    ]
     assert session.messages == history + [assistant(text("Done."))]
 
 
@@ -135,13 +155,18 @@ def test_bad_tool_inputs_are_errors_the_model_sees_and_nothing_runs(chapter, tmp
     history = [
         user(text("go")),
         assistant(*calls),
-        user(result("toolu_1", "bash needs the field 'command'.", is_error=True),
-             result("toolu_2", "The field 'command' of bash must be of type string.", is_error=True),
-             result("toolu_3", "bash has no field 'cwd'. Its fields: command.", is_error=True),
-             result("toolu_4", "The input of bash must be a JSON object.", is_error=True),
-             result("toolu_5", "The input of bash must be a JSON object.", is_error=True)),
+        user(
+            result("toolu_1", "bash needs the field 'command'.", is_error=True),
+            result("toolu_2", "The field 'command' of bash must be of type string.", is_error=True),
+            result("toolu_3", "bash has no field 'cwd'. Its fields: command.", is_error=True),
+            result("toolu_4", "The input of bash must be a JSON object.", is_error=True),
+            result("toolu_5", "The input of bash must be a JSON object.", is_error=True),
+        ),
     ]
-    assert client.calls == [request(chapter, session, history[:1]), request(chapter, session, history)]
+    assert client.calls == [
+        request(chapter, session, history[:1]),
+        request(chapter, session, history),
+    ]
     assert session.messages == history + [assistant(text("I'll fix my input."))]
     assert sorted(os.listdir(tmp_path)) == []
 
@@ -156,8 +181,10 @@ def test_trace_has_one_line_per_call_with_the_exact_request_and_response(chapter
     chapter.run_turn(session, "say hi")
 
     first = [user(text("say hi"))]
-    second = first + [assistant(text("Looking."), tool_use("toolu_1", "bash", {"command": "echo hi"})),
-                      user(result("toolu_1", "hi\n[exit code: 0]"))]
+    second = first + [
+        assistant(text("Looking."), tool_use("toolu_1", "bash", {"command": "echo hi"})),
+        user(result("toolu_1", "hi\n[exit code: 0]")),
+    ]
     assert read_trace(trace) == [
         {"request": request(chapter, session, first), "response": replies[0].to_dict(mode="json")},
         {"request": request(chapter, session, second), "response": replies[1].to_dict(mode="json")},
@@ -176,7 +203,9 @@ def test_max_tokens_keeps_the_partial_text_and_says_it_was_cut(chapter, tmp_path
 
     assert client.calls == [request(chapter, session, [user(text("long question"))])]
     assert session.messages == [user(text("long question")), assistant(text("The answer is"))]
-    assert capsys.readouterr().out == "The answer is\n[The reply was cut off at max_tokens (8000).]\n"
+    assert (
+        capsys.readouterr().out == "The answer is\n[The reply was cut off at max_tokens (8000).]\n"
+    )
 
 
 def test_max_tokens_with_a_tool_use_does_not_run_it_but_still_answers_it(chapter, tmp_path, capsys):
@@ -188,8 +217,11 @@ def test_max_tokens_with_a_tool_use_does_not_run_it_but_still_answers_it(chapter
 
     chapter.run_turn(session, "go")
 
-    history = [user(text("go")), assistant(text("Let me"), call),
-               user(result("toolu_1", "Not run: the reply stopped with max_tokens.", is_error=True))]
+    history = [
+        user(text("go")),
+        assistant(text("Let me"), call),
+        user(result("toolu_1", "Not run: the reply stopped with max_tokens.", is_error=True)),
+    ]
     assert client.calls == [request(chapter, session, history[:1])]
     assert session.messages == history
     assert sorted(os.listdir(tmp_path)) == []
@@ -224,7 +256,10 @@ def test_refusal_with_text_keeps_the_text(chapter, tmp_path, capsys):
 
     chapter.run_turn(session, "do something bad")
 
-    assert session.messages == [user(text("do something bad")), assistant(text("I can't help with that."))]
+    assert session.messages == [
+        user(text("do something bad")),
+        assistant(text("I can't help with that.")),
+    ]
     assert capsys.readouterr().out == "I can't help with that.\n[The model declined to continue.]\n"
 
 
@@ -232,7 +267,9 @@ def test_refusal_with_text_keeps_the_text(chapter, tmp_path, capsys):
 # API errors
 # ======================================================================
 
-def test_api_error_on_the_first_call_rolls_history_back_to_before_the_prompt(chapter, tmp_path, capsys):
+def test_api_error_on_the_first_call_rolls_history_back_to_before_the_prompt(
+    chapter, tmp_path, capsys
+):
     client = FakeClient(reply(text("Hello.")), connection_error(), reply(text("Back.")))
     session = new_session(chapter, client, tmp_path)
     chapter.run_turn(session, "hi")
@@ -250,8 +287,9 @@ def test_api_error_on_the_first_call_rolls_history_back_to_before_the_prompt(cha
     assert client.calls[2] == request(chapter, session, earlier + [user(text("are you there?"))])
 
 
-def test_api_error_after_a_tool_round_keeps_the_history_and_the_next_prompt_joins_it(chapter, tmp_path,
-                                                                                       capsys):
+def test_api_error_after_a_tool_round_keeps_the_history_and_the_next_prompt_joins_it(
+    chapter, tmp_path, capsys
+):
     call = tool_use("toolu_1", "bash", {"command": "echo hi"})
     client = FakeClient(reply(call), rate_limit_error(), reply(text("Welcome back.")))
     session = new_session(chapter, client, tmp_path)
@@ -266,8 +304,11 @@ def test_api_error_after_a_tool_round_keeps_the_history_and_the_next_prompt_join
 
     chapter.run_turn(session, "continue")
     joined = history[:2] + [user(result("toolu_1", "hi\n[exit code: 0]"), text("continue"))]
-    assert client.calls == [request(chapter, session, history[:1]), request(chapter, session, history),
-                            request(chapter, session, joined)]
+    assert client.calls == [
+        request(chapter, session, history[:1]),
+        request(chapter, session, history),
+        request(chapter, session, joined),
+    ]
     assert session.messages == joined + [assistant(text("Welcome back."))]
 
 
@@ -275,7 +316,9 @@ def test_api_error_after_a_tool_round_keeps_the_history_and_the_next_prompt_join
 # Ctrl-C
 # ======================================================================
 
-def test_ctrl_c_inside_a_tool_still_gives_every_tool_use_a_result(chapter, tmp_path, monkeypatch, capsys):
+def test_ctrl_c_inside_a_tool_still_gives_every_tool_use_a_result(
+    chapter, tmp_path, monkeypatch, capsys
+):
     real_run_bash = chapter.run_bash
 
     def run_bash(command, workdir):  # Ctrl-C while the second command runs
@@ -364,9 +407,14 @@ def message_json(*blocks, stop_reason):
 
 def test_wire_bodies_are_exactly_the_history_and_the_key_stays_out_of_the_trace(chapter, tmp_path):
     sent = []
-    answers = [message_json(text("Looking."), tool_use("toolu_w1", "bash", {"command": "echo wired"}),
-                            stop_reason="tool_use"),
-               message_json(text("It printed wired."), stop_reason="end_turn")]
+    answers = [
+        message_json(
+            text("Looking."),
+            tool_use("toolu_w1", "bash", {"command": "echo wired"}),
+            stop_reason="tool_use",
+        ),
+        message_json(text("It printed wired."), stop_reason="end_turn"),
+    ]
 
     def handler(http_request):
         sent.append(http_request)
@@ -395,14 +443,19 @@ def test_wire_bodies_are_exactly_the_history_and_the_key_stays_out_of_the_trace(
 
 def test_wire_529_overloaded_prints_one_line_and_keeps_a_valid_history(chapter, tmp_path, capsys):
     def handler(http_request):
-        return httpx2.Response(529, json={"type": "error",
-                                          "error": {"type": "overloaded_error", "message": "Overloaded"}})
+        return httpx2.Response(
+            529,
+            json={"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+        )
 
     session = new_session(chapter, wire_client(handler), tmp_path)
 
     assert chapter.run_turn(session, "hi") is False
 
-    assert capsys.readouterr().out == "API error: 529 Overloaded. The API is overloaded: try again in a moment.\n"
+    assert (
+        capsys.readouterr().out
+        == "API error: 529 Overloaded. The API is overloaded: try again in a moment.\n"
+    )
     assert session.messages == []
 
 
@@ -422,8 +475,15 @@ def test_unknown_tool_is_an_error_naming_the_only_tool(s01, tmp_path):
 
     s01.run_turn(session, "go")
 
-    history = [user(text("go")), assistant(call),
-               user(result("toolu_1", "There is no tool named 'python'. The only tool is bash.", is_error=True))]
+    history = [
+        user(text("go")),
+        assistant(call),
+        user(
+            result(
+                "toolu_1", "There is no tool named 'python'. The only tool is bash.", is_error=True
+            )
+        ),
+    ]
     assert client.calls == [request(s01, session, history[:1]), request(s01, session, history)]
     assert session.messages == history + [assistant(text("I'll use bash."))]
 
@@ -451,7 +511,9 @@ def no_process(monkeypatch):
     ("reboot", "stops the machine"),
     ("chmod -R 777 /", "opens up the whole file system"),
 ])
-def test_catastrophic_commands_are_refused_without_running(s01, tmp_path, no_process, command, reason):
+def test_catastrophic_commands_are_refused_without_running(
+    s01, tmp_path, no_process, command, reason
+):
     assert run_bash_call(s01, tmp_path, {"command": command}) == result(
         "toolu_1", f"Refused: this command {reason}.", is_error=True)
 
@@ -506,7 +568,11 @@ def test_keys_never_reach_the_command(s01, tmp_path, monkeypatch):
 
     assert "sk-ant-" not in outcome["content"]
     # The rest of the environment does get through.
-    shown = [line for line in outcome["content"].splitlines() if line.startswith(("ANTHROPIC_", "COURSE_"))]
+    shown = [
+        line
+        for line in outcome["content"].splitlines()
+        if line.startswith(("ANTHROPIC_", "COURSE_"))
+    ]
     assert shown == ["COURSE_VISIBLE=plain value"]
 
 
@@ -535,4 +601,7 @@ def test_a_trace_of_a_single_call_can_be_replayed(chapter, tmp_path):
     session = new_session(chapter, FakeClient(answer), tmp_path, trace=trace)
     chapter.run_turn(session, "hi")
 
-    assert chapter.load_script(trace) == {"prompt": "hi", "turns": [{"response": answer.to_dict(mode="json")}]}
+    assert chapter.load_script(trace) == {
+        "prompt": "hi",
+        "turns": [{"response": answer.to_dict(mode="json")}],
+    }

@@ -11,8 +11,22 @@ import stat
 import httpx2
 import pytest
 
-from support import (WIRE_KEY, FakeClient, assistant, load_chapter, new_session, read_trace, reply, request,
-                     result, sent_key, text, tool_use, user, wire_client)
+from support import (
+    WIRE_KEY,
+    FakeClient,
+    assistant,
+    load_chapter,
+    new_session,
+    read_trace,
+    reply,
+    request,
+    result,
+    sent_key,
+    text,
+    tool_use,
+    user,
+    wire_client,
+)
 
 
 @pytest.fixture
@@ -59,35 +73,76 @@ def test_unknown_tool_is_an_error_listing_the_tools(s02, work):
 
     s02.run_turn(session, "go")
 
-    history = [user(text("go")), assistant(call), user(result(
-        "toolu_1", "There is no tool named 'delete_file'. The tools are: bash, read_file, write_file, edit_file, glob.",
-        is_error=True))]
+    history = [
+        user(text("go")),
+        assistant(call),
+        user(
+            result(
+                "toolu_1",
+                "There is no tool named 'delete_file'. The tools are: bash, read_file, write_file, "
+                "edit_file, glob.",
+                is_error=True,
+            )
+        ),
+    ]
     assert client.calls == [request(s02, session, history[:1]), request(s02, session, history)]
     assert session.messages == history + [assistant(text("I'll do without."))]
 
 
 def test_the_tools_sent_to_the_model_are_bash_and_the_four_file_tools(s02):
-    assert [tool["name"] for tool in s02.TOOLS] == ["bash", "read_file", "write_file", "edit_file", "glob"]
+    assert [tool["name"] for tool in s02.TOOLS] == [
+        "bash",
+        "read_file",
+        "write_file",
+        "edit_file",
+        "glob",
+    ]
     assert list(s02.TOOL_HANDLERS) == ["bash", "read_file", "write_file", "edit_file", "glob"]
     assert {tool["name"]: tool["input_schema"]["required"] for tool in s02.TOOLS} == {
         "bash": ["command"], "read_file": ["path"], "write_file": ["path", "content"],
         "edit_file": ["path", "old_string", "new_string"], "glob": ["pattern"]}
 
 
-@pytest.mark.parametrize("name, tool_input, message", [
-    ("read_file", {}, "read_file needs the field 'path'."),
-    ("read_file", {"path": 5}, "The field 'path' of read_file must be of type string."),
-    ("read_file", {"path": "a.txt", "offset": "2"}, "The field 'offset' of read_file must be of type integer."),
-    ("read_file", {"path": "a.txt", "limit": True}, "The field 'limit' of read_file must be of type integer."),
-    ("read_file", {"path": "a.txt", "lines": 3}, "read_file has no field 'lines'. Its fields: path, offset, limit."),
-    ("write_file", {"path": "a.txt"}, "write_file needs the field 'content'."),
-    ("write_file", {"path": "a.txt", "content": None}, "The field 'content' of write_file must be of type string."),
-    ("edit_file", {"path": "a.txt", "old_string": "a"}, "edit_file needs the field 'new_string'."),
-    ("edit_file", {"path": "a.txt", "old_string": "a", "new_string": "b", "replace_all": "yes"},
-     "The field 'replace_all' of edit_file must be of type boolean."),
-    ("glob", {"pattern": "*", "path": "."}, "glob has no field 'path'. Its fields: pattern."),
-    ("glob", "*.py", "The input of glob must be a JSON object."),
-])
+@pytest.mark.parametrize(
+    "name, tool_input, message",
+    [
+        ("read_file", {}, "read_file needs the field 'path'."),
+        ("read_file", {"path": 5}, "The field 'path' of read_file must be of type string."),
+        (
+            "read_file",
+            {"path": "a.txt", "offset": "2"},
+            "The field 'offset' of read_file must be of type integer.",
+        ),
+        (
+            "read_file",
+            {"path": "a.txt", "limit": True},
+            "The field 'limit' of read_file must be of type integer.",
+        ),
+        (
+            "read_file",
+            {"path": "a.txt", "lines": 3},
+            "read_file has no field 'lines'. Its fields: path, offset, limit.",
+        ),
+        ("write_file", {"path": "a.txt"}, "write_file needs the field 'content'."),
+        (
+            "write_file",
+            {"path": "a.txt", "content": None},
+            "The field 'content' of write_file must be of type string.",
+        ),
+        (
+            "edit_file",
+            {"path": "a.txt", "old_string": "a"},
+            "edit_file needs the field 'new_string'.",
+        ),
+        (
+            "edit_file",
+            {"path": "a.txt", "old_string": "a", "new_string": "b", "replace_all": "yes"},
+            "The field 'replace_all' of edit_file must be of type boolean.",
+        ),
+        ("glob", {"pattern": "*", "path": "."}, "glob has no field 'path'. Its fields: pattern."),
+        ("glob", "*.py", "The input of glob must be a JSON object."),
+    ],
+)
 def test_bad_file_tool_input_is_an_error_and_touches_nothing(s02, work, name, tool_input, message):
     (work / "a.txt").write_text("a\n")
 
@@ -121,7 +176,10 @@ def test_read_file_offset_and_limit_read_a_part_and_say_where_to_go_on(s02, work
 def test_read_file_without_a_limit_stops_at_2000_lines(s02, work):
     (work / "long.txt").write_text("".join(f"{n}\n" for n in range(1, 2003)))
 
-    expected = "\n".join(f"{n:>6}\t{n}" for n in range(1, 2001)) + "\n(2 more lines; read on with offset=2001)"
+    expected = (
+        "\n".join(f"{n:>6}\t{n}" for n in range(1, 2001))
+        + "\n(2 more lines; read on with offset=2001)"
+    )
     assert run(s02, work, "read_file", {"path": "long.txt"}) == ok(expected)
 
 
@@ -149,7 +207,9 @@ def test_read_file_of_an_empty_file_says_it_is_empty(s02, work):
 def test_read_file_of_a_folder_points_to_glob(s02, work):
     (work / "src").mkdir()
 
-    assert run(s02, work, "read_file", {"path": "src"}) == error("src is a folder. Use glob or bash ls to list it.")
+    assert run(s02, work, "read_file", {"path": "src"}) == error(
+        "src is a folder. Use glob or bash ls to list it."
+    )
 
 
 def test_read_file_of_a_missing_file_is_an_error(s02, work):
@@ -160,7 +220,9 @@ def test_read_file_of_a_missing_file_is_an_error(s02, work):
 def test_read_file_counts_only_newlines_as_line_ends(s02, work):
     (work / "page.c").write_text("int a;\f\nint b;\u2028int c;\n")
 
-    assert run(s02, work, "read_file", {"path": "page.c"}) == ok("     1\tint a;\f\n     2\tint b;\u2028int c;")
+    assert run(s02, work, "read_file", {"path": "page.c"}) == ok(
+        "     1\tint a;\f\n     2\tint b;\u2028int c;"
+    )
 
 
 # ======================================================================
@@ -197,8 +259,10 @@ def test_write_file_that_fails_midway_keeps_the_old_file_and_leaves_no_temporary
     (work / "notes.txt").write_text("keep me\n")
 
     assert run(s02, work, "write_file", {"path": "notes.txt", "content": "ok \ud800"}) == error(
-        "The tool failed: UnicodeEncodeError: 'utf-8' codec can't encode character '\\ud800' in position 3: "
-        "surrogates not allowed")
+        "The tool failed: UnicodeEncodeError: 'utf-8' codec can't encode character '\\ud800' in "
+        "position 3: "
+        "surrogates not allowed"
+    )
     assert (work / "notes.txt").read_text() == "keep me\n"
     assert listing(work) == ["notes.txt"]
 
@@ -206,7 +270,9 @@ def test_write_file_that_fails_midway_keeps_the_old_file_and_leaves_no_temporary
 def test_write_file_onto_a_folder_is_an_error_and_leaves_no_temporary_file(s02, work):
     (work / "src").mkdir()
 
-    assert run(s02, work, "write_file", {"path": "src", "content": "x"}) == error("src is a folder. write_file needs the path of a file.")
+    assert run(s02, work, "write_file", {"path": "src", "content": "x"}) == error(
+        "src is a folder. write_file needs the path of a file."
+    )
     assert listing(work) == ["src"]
 
 
@@ -232,31 +298,41 @@ def test_edit_file_replaces_the_one_occurrence(s02, work):
     assert run(s02, work, "edit_file", {"path": "greet.py", "old_string": '"Hello, " + name',
                                         "new_string": '"Hello, " + name + "!"'}) == ok(
         "Replaced 1 occurrence in greet.py.")
-    assert (work / "greet.py").read_text() == 'def greet(name):\n    return "Hello, " + name + "!"\n'
+    assert (
+        work / "greet.py"
+    ).read_text() == 'def greet(name):\n    return "Hello, " + name + "!"\n'
     assert listing(work) == ["greet.py"]
 
 
 def test_edit_file_with_text_that_is_not_there_changes_nothing(s02, work):
     (work / "a.txt").write_text("one two\n")
 
-    assert run(s02, work, "edit_file", {"path": "a.txt", "old_string": "three", "new_string": "3"}) == error(
-        "old_string was not found in a.txt. Read the file and copy the text exactly.")
+    assert run(
+        s02, work, "edit_file", {"path": "a.txt", "old_string": "three", "new_string": "3"}
+    ) == error("old_string was not found in a.txt. Read the file and copy the text exactly.")
     assert (work / "a.txt").read_text() == "one two\n"
 
 
 def test_edit_file_with_text_found_several_times_asks_for_context_and_changes_nothing(s02, work):
     (work / "a.txt").write_text("x = 1\nx = 1\nx = 1\n")
 
-    assert run(s02, work, "edit_file", {"path": "a.txt", "old_string": "x = 1", "new_string": "x = 2"}) == error(
-        "old_string occurs 3 times in a.txt. Add context to make it unique, or set replace_all.")
+    assert run(
+        s02, work, "edit_file", {"path": "a.txt", "old_string": "x = 1", "new_string": "x = 2"}
+    ) == error(
+        "old_string occurs 3 times in a.txt. Add context to make it unique, or set replace_all."
+    )
     assert (work / "a.txt").read_text() == "x = 1\nx = 1\nx = 1\n"
 
 
 def test_edit_file_replace_all_replaces_every_occurrence(s02, work):
     (work / "a.txt").write_text("x = 1\nx = 1\nx = 1\n")
 
-    assert run(s02, work, "edit_file", {"path": "a.txt", "old_string": "x = 1", "new_string": "x = 2",
-                                        "replace_all": True}) == ok("Replaced 3 occurrences in a.txt.")
+    assert run(
+        s02,
+        work,
+        "edit_file",
+        {"path": "a.txt", "old_string": "x = 1", "new_string": "x = 2", "replace_all": True},
+    ) == ok("Replaced 3 occurrences in a.txt.")
     assert (work / "a.txt").read_text() == "x = 2\nx = 2\nx = 2\n"
 
 
@@ -264,46 +340,60 @@ def test_edit_file_replace_all_with_one_occurrence_says_one(s02, work):
     (work / "sub").mkdir()
     (work / "sub" / "a.txt").write_text("only once\n")
 
-    assert run(s02, work, "edit_file", {"path": "sub/a.txt", "old_string": "once", "new_string": "twice",
-                                        "replace_all": True}) == ok("Replaced 1 occurrence in sub/a.txt.")
+    assert run(
+        s02,
+        work,
+        "edit_file",
+        {"path": "sub/a.txt", "old_string": "once", "new_string": "twice", "replace_all": True},
+    ) == ok("Replaced 1 occurrence in sub/a.txt.")
     assert (work / "sub" / "a.txt").read_text() == "only twice\n"
 
 
 def test_edit_file_with_an_empty_old_string_points_to_write_file(s02, work):
     (work / "a.txt").write_text("text\n")
 
-    assert run(s02, work, "edit_file", {"path": "a.txt", "old_string": "", "new_string": "x"}) == error(
-        "old_string is empty. To create a file, use write_file.")
+    assert run(
+        s02, work, "edit_file", {"path": "a.txt", "old_string": "", "new_string": "x"}
+    ) == error("old_string is empty. To create a file, use write_file.")
     assert (work / "a.txt").read_text() == "text\n"
 
 
 def test_edit_file_with_the_same_old_and_new_string_is_an_error(s02, work):
     (work / "a.txt").write_text("text\n")
 
-    assert run(s02, work, "edit_file", {"path": "a.txt", "old_string": "text", "new_string": "text"}) == error(
-        "old_string and new_string are the same: nothing would change.")
+    assert run(
+        s02, work, "edit_file", {"path": "a.txt", "old_string": "text", "new_string": "text"}
+    ) == error("old_string and new_string are the same: nothing would change.")
 
 
 def test_edit_file_of_a_missing_file_is_an_error(s02, work):
-    assert run(s02, work, "edit_file", {"path": "nope.txt", "old_string": "a", "new_string": "b"}) == error(
-        "Cannot read nope.txt: No such file or directory.")
+    assert run(
+        s02, work, "edit_file", {"path": "nope.txt", "old_string": "a", "new_string": "b"}
+    ) == error("Cannot read nope.txt: No such file or directory.")
     assert listing(work) == []
 
 
 def test_edit_file_keeps_windows_line_endings(s02, work):
     (work / "win.txt").write_bytes(b"one\r\ntwo\r\n")
 
-    assert run(s02, work, "edit_file", {"path": "win.txt", "old_string": "one", "new_string": "uno"}) == ok(
-        "Replaced 1 occurrence in win.txt.")
+    assert run(
+        s02, work, "edit_file", {"path": "win.txt", "old_string": "one", "new_string": "uno"}
+    ) == ok("Replaced 1 occurrence in win.txt.")
     assert (work / "win.txt").read_bytes() == b"uno\r\ntwo\r\n"
 
 
 def test_edit_file_across_lines_of_a_windows_file(s02, work):
     (work / "win.txt").write_bytes(b"one\r\ntwo\r\nthree\r\n")
-    assert run(s02, work, "read_file", {"path": "win.txt"}) == ok("     1\tone\n     2\ttwo\n     3\tthree")
+    assert run(s02, work, "read_file", {"path": "win.txt"}) == ok(
+        "     1\tone\n     2\ttwo\n     3\tthree"
+    )
 
-    assert run(s02, work, "edit_file", {"path": "win.txt", "old_string": "one\ntwo", "new_string": "uno\ndos"}) == ok(
-        "Replaced 1 occurrence in win.txt.")
+    assert run(
+        s02,
+        work,
+        "edit_file",
+        {"path": "win.txt", "old_string": "one\ntwo", "new_string": "uno\ndos"},
+    ) == ok("Replaced 1 occurrence in win.txt.")
     assert (work / "win.txt").read_bytes() == b"uno\r\ndos\r\nthree\r\n"
 
 
@@ -327,7 +417,9 @@ def test_glob_lists_matching_files_sorted_and_relative(s02, work):
         (work / name).write_text("")
     (work / "folder.py").mkdir()  # a folder whose name matches is not a file
 
-    assert run(s02, work, "glob", {"pattern": "**/*.py"}) == ok("a.py\nb.py\nsrc/c.py\nsrc/deep/e.py")
+    assert run(s02, work, "glob", {"pattern": "**/*.py"}) == ok(
+        "a.py\nb.py\nsrc/c.py\nsrc/deep/e.py"
+    )
     assert run(s02, work, "glob", {"pattern": "src/*"}) == ok("src/c.py\nsrc/d.txt")
 
 
@@ -336,7 +428,9 @@ def test_glob_shows_at_most_the_limit_and_says_how_many_more(s02, work, monkeypa
     for n in range(5, 0, -1):
         (work / f"f{n}.txt").write_text("")
 
-    assert run(s02, work, "glob", {"pattern": "*.txt"}) == ok("f1.txt\nf2.txt\nf3.txt\n(2 more not shown)")
+    assert run(s02, work, "glob", {"pattern": "*.txt"}) == ok(
+        "f1.txt\nf2.txt\nf3.txt\n(2 more not shown)"
+    )
 
 
 def test_glob_with_no_match_says_so(s02, work):
@@ -355,13 +449,19 @@ def test_glob_skips_files_that_symlinks_lead_outside_to(s02, work):
     assert run(s02, work, "glob", {"pattern": "*"}) == ok("own.txt")
 
 
-@pytest.mark.parametrize("pattern, message", [
-    ("/etc/*", "Refused: the pattern must be relative to the working directory."),
-    ("../*", "Refused: '../*' contains '..'. Paths stay inside the working directory."),
-    ("src/../../*", "Refused: 'src/../../*' contains '..'. Paths stay inside the working directory."),
-    ("~/*", "Refused: '~/*' starts with '~'. Use a path relative to the working directory."),
-    ("out/*", "Refused: 'out/*' is outside the working directory."),
-])
+@pytest.mark.parametrize(
+    "pattern, message",
+    [
+        ("/etc/*", "Refused: the pattern must be relative to the working directory."),
+        ("../*", "Refused: '../*' contains '..'. Paths stay inside the working directory."),
+        (
+            "src/../../*",
+            "Refused: 'src/../../*' contains '..'. Paths stay inside the working directory.",
+        ),
+        ("~/*", "Refused: '~/*' starts with '~'. Use a path relative to the working directory."),
+        ("out/*", "Refused: 'out/*' is outside the working directory."),
+    ],
+)
 def test_glob_patterns_that_lead_out_are_refused(s02, work, pattern, message):
     (work / "out").symlink_to(work.parent / "outside", target_is_directory=True)
 
@@ -421,7 +521,9 @@ def test_guard_refuses_paths_that_lead_out(s02, guarded, path, message):
 
 
 @pytest.mark.parametrize("path", ["notes.txt", "./notes.txt", "{work}/notes.txt", "alias.txt"])
-def test_guard_allows_paths_inside_including_absolute_ones_and_links_that_stay_in(s02, guarded, path):
+def test_guard_allows_paths_inside_including_absolute_ones_and_links_that_stay_in(
+    s02, guarded, path
+):
     path = path.format(work=guarded.resolve())
 
     assert run(s02, guarded, "read_file", {"path": path}) == ok("     1\tinside")
@@ -436,7 +538,9 @@ def test_guard_allows_paths_inside_including_absolute_ones_and_links_that_stay_i
     ("edit_file", {"path": "leak.txt", "old_string": "secret", "new_string": "public"}, OUTSIDE),
     ("edit_file", {"path": "chain1.txt", "old_string": "secret", "new_string": "public"}, OUTSIDE),
 ])
-def test_guard_keeps_writes_and_edits_from_changing_anything_outside(s02, guarded, name, tool_input, message):
+def test_guard_keeps_writes_and_edits_from_changing_anything_outside(
+    s02, guarded, name, tool_input, message
+):
     outside = guarded.parent / "outside"
     path = tool_input["path"].format(outside=outside)
 
@@ -450,14 +554,18 @@ def test_guard_keeps_writes_and_edits_from_changing_anything_outside(s02, guarde
 # ======================================================================
 
 def test_a_turn_with_file_tools_writes_reads_and_edits_with_exact_results(s02, work):
-    first_calls = [tool_use("toolu_1", "write_file", {"path": "src/app.py", "content": "print('hi')\n"}),
-                   tool_use("toolu_2", "read_file", {"path": "src/app.py"}),
-                   tool_use("toolu_3", "read_file", {"path": "../outside/secret.txt"})]
+    first_calls = [
+        tool_use("toolu_1", "write_file", {"path": "src/app.py", "content": "print('hi')\n"}),
+        tool_use("toolu_2", "read_file", {"path": "src/app.py"}),
+        tool_use("toolu_3", "read_file", {"path": "../outside/secret.txt"}),
+    ]
     second_calls = [tool_use("toolu_4", "edit_file", {"path": "src/app.py", "old_string": "hi",
                                                       "new_string": "hello"}),
                     tool_use("toolu_5", "glob", {"pattern": "**/*.py"}),
                     tool_use("toolu_6", "bash", {"command": "python3 src/app.py"})]
-    client = FakeClient(reply(text("Writing it."), *first_calls), reply(*second_calls), reply(text("Done.")))
+    client = FakeClient(
+        reply(text("Writing it."), *first_calls), reply(*second_calls), reply(text("Done."))
+    )
     session = new_session(s02, client, work)
 
     assert s02.run_turn(session, "make an app") is True
@@ -471,7 +579,11 @@ def test_a_turn_with_file_tools_writes_reads_and_edits_with_exact_results(s02, w
         result("toolu_4", "Replaced 1 occurrence in src/app.py."),
         result("toolu_5", "src/app.py"),
         result("toolu_6", "hello\n[exit code: 0]"))]
-    assert client.calls == [request(s02, session, one), request(s02, session, two), request(s02, session, three)]
+    assert client.calls == [
+        request(s02, session, one),
+        request(s02, session, two),
+        request(s02, session, three),
+    ]
     assert session.messages == three + [assistant(text("Done."))]
     assert (work / "src" / "app.py").read_text() == "print('hello')\n"
 
@@ -480,12 +592,26 @@ def test_wire_bodies_carry_the_file_tools_and_their_results(s02, work):
     (work / "notes.md").write_text("# Notes\n")
     sent = []
     answers = [
-        {"id": "msg_w1", "type": "message", "role": "assistant", "model": "test-model",
-         "content": [tool_use("toolu_w1", "read_file", {"path": "notes.md"})],
-         "stop_reason": "tool_use", "stop_sequence": None, "usage": {"input_tokens": 3, "output_tokens": 2}},
-        {"id": "msg_w2", "type": "message", "role": "assistant", "model": "test-model",
-         "content": [text("The title is Notes.")],
-         "stop_reason": "end_turn", "stop_sequence": None, "usage": {"input_tokens": 3, "output_tokens": 2}},
+        {
+            "id": "msg_w1",
+            "type": "message",
+            "role": "assistant",
+            "model": "test-model",
+            "content": [tool_use("toolu_w1", "read_file", {"path": "notes.md"})],
+            "stop_reason": "tool_use",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 3, "output_tokens": 2},
+        },
+        {
+            "id": "msg_w2",
+            "type": "message",
+            "role": "assistant",
+            "model": "test-model",
+            "content": [text("The title is Notes.")],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 3, "output_tokens": 2},
+        },
     ]
 
     def handler(http_request):
@@ -500,7 +626,10 @@ def test_wire_bodies_carry_the_file_tools_and_their_results(s02, work):
     first = [user(text("title?"))]
     second = first + [assistant(tool_use("toolu_w1", "read_file", {"path": "notes.md"})),
                       user(result("toolu_w1", "     1\t# Notes"))]
-    assert [json.loads(r.content) for r in sent] == [request(s02, session, first), request(s02, session, second)]
+    assert [json.loads(r.content) for r in sent] == [
+        request(s02, session, first),
+        request(s02, session, second),
+    ]
     assert [tool["name"] for tool in json.loads(sent[0].content)["tools"]] == [
         "bash", "read_file", "write_file", "edit_file", "glob"]
     assert [sent_key(r) for r in sent] == [WIRE_KEY, WIRE_KEY]

@@ -13,16 +13,32 @@ from pathlib import Path
 import pytest
 
 import support
-from support import (FakeClient, assistant, load_chapter, new_session, read_trace, reply, request, result,
-                     run_chapter, text, tool_use, user)
+from support import (
+    FakeClient,
+    assistant,
+    load_chapter,
+    new_session,
+    read_trace,
+    reply,
+    request,
+    result,
+    run_chapter,
+    text,
+    tool_use,
+    user,
+)
 
 CHAPTERS = [name for name in support.PRESENT if name >= "s03"]
 
 ASK = "    [y] yes  [a] always (saved to .agent/settings.json)  [n] no: "
 ASK_ONCE = "    [y] yes  [n] no: "  # for a chain, and for a call that changes the settings
 NO_ALWAYS = "    [a] always is not offered: this is more than one simple command.\n"
-USER_DENIED = "The user denied this call. Do not try it again as it is; ask the user, or find another way."
-ROOT_DENIED = "Denied: this command deletes the root or home folder. It is never allowed, in any mode."
+USER_DENIED = (
+    "The user denied this call. Do not try it again as it is; ask the user, or find another way."
+)
+ROOT_DENIED = (
+    "Denied: this command deletes the root or home folder. It is never allowed, in any mode."
+)
 MODE_LINE = "mode: {}   (modes: default, accept_edits, bypass)\n"
 
 
@@ -80,7 +96,10 @@ def test_a_read_only_command_runs_without_asking(chapter, tmp_path, answers):
     assert chapter.run_turn(session, "count") is True
 
     first = [user(text("count"))]
-    second = first + [assistant(text("Counting."), call), user(result("toolu_1", "2\n[exit code: 0]"))]
+    second = first + [
+        assistant(text("Counting."), call),
+        user(result("toolu_1", "2\n[exit code: 0]")),
+    ]
     assert client.calls == [request(chapter, session, first), request(chapter, session, second)]
     assert session.messages == second + [assistant(text("2 lines."))]
     assert asked.prompts == []
@@ -126,7 +145,10 @@ def test_ask_and_no_empty_or_eof_denies(chapter, tmp_path, answers, capsys, answ
     assert chapter.run_turn(session, "write hello.txt") is True
 
     first = [user(text("write hello.txt"))]
-    second = first + [assistant(text("Writing it."), call), user(result("toolu_1", USER_DENIED, is_error=True))]
+    second = first + [
+        assistant(text("Writing it."), call),
+        user(result("toolu_1", USER_DENIED, is_error=True)),
+    ]
     assert client.calls == [request(chapter, session, first), request(chapter, session, second)]
     assert session.messages == second + [assistant(text("Understood."))]
     assert asked.prompts == [ASK]
@@ -144,7 +166,9 @@ def test_ask_and_no_empty_or_eof_denies(chapter, tmp_path, answers, capsys, answ
 
 
 def test_ask_and_always_saves_an_allow_rule_and_keeps_the_rest(chapter, tmp_path, answers, capsys):
-    path = write_settings(tmp_path, {"note": "kept as it is", "permissions": {"deny": ["bash(rm*)"]}})
+    path = write_settings(
+        tmp_path, {"note": "kept as it is", "permissions": {"deny": ["bash(rm*)"]}}
+    )
     asked = answers("a")
     call = tool_use("toolu_1", "write_file", {"path": "hello.txt", "content": "Hello\n"})
     again = tool_use("toolu_2", "write_file", {"path": "hello.txt", "content": "Hi\n"})
@@ -167,8 +191,13 @@ def test_ask_and_always_saves_an_allow_rule_and_keeps_the_rest(chapter, tmp_path
         '  }\n'
         '}\n'
     )
-    assert os.listdir(tmp_path / ".agent") == ["settings.json"]  # written atomically: no temporary file left
-    saved = {"note": "kept as it is", "permissions": {"deny": ["bash(rm*)"], "allow": ["write_file(hello.txt)"]}}
+    assert os.listdir(tmp_path / ".agent") == [
+        "settings.json"
+    ]  # written atomically: no temporary file left
+    saved = {
+        "note": "kept as it is",
+        "permissions": {"deny": ["bash(rm*)"], "allow": ["write_file(hello.txt)"]},
+    }
     assert session.settings == saved
     assert chapter.load_settings(tmp_path) == saved
     assert capsys.readouterr().out == (
@@ -186,10 +215,18 @@ def test_ask_and_always_saves_an_allow_rule_and_keeps_the_rest(chapter, tmp_path
     chapter.run_turn(session, "once more")  # the saved rule now allows it without a question
 
     first = [user(text("write hello.txt"))]
-    second = first + [assistant(text("Writing it."), call), user(result("toolu_1", "Created hello.txt (6 characters)."))]
+    second = first + [
+        assistant(text("Writing it."), call),
+        user(result("toolu_1", "Created hello.txt (6 characters).")),
+    ]
     third = second + [assistant(text("Done.")), user(text("once more"))]
-    fourth = third + [assistant(text("Again."), again), user(result("toolu_2", "Overwrote hello.txt (3 characters)."))]
-    assert client.calls == [request(chapter, session, messages) for messages in (first, second, third, fourth)]
+    fourth = third + [
+        assistant(text("Again."), again),
+        user(result("toolu_2", "Overwrote hello.txt (3 characters).")),
+    ]
+    assert client.calls == [
+        request(chapter, session, messages) for messages in (first, second, third, fourth)
+    ]
     assert session.messages == fourth + [assistant(text("Done again."))]
     assert asked.prompts == [ASK]
     assert (tmp_path / "hello.txt").read_text() == "Hi\n"
@@ -206,7 +243,9 @@ def test_always_escapes_glob_characters_in_the_saved_rule(chapter, tmp_path, ans
     chapter.run_turn(session, "notes")
 
     # "notes[1].md" as a pattern would match "notes1.md": the saved rule matches the one name only.
-    assert chapter.load_settings(tmp_path) == {"permissions": {"allow": ["write_file(notes[[]1].md)"]}}
+    assert chapter.load_settings(tmp_path) == {
+        "permissions": {"allow": ["write_file(notes[[]1].md)"]}
+    }
     assert session.messages[-2] == user(result("toolu_1", "Created notes[1].md (1 characters)."),
                                         result("toolu_2", "Overwrote notes[1].md (1 characters)."),
                                         result("toolu_3", "Created notes1.md (1 characters)."))
@@ -214,8 +253,12 @@ def test_always_escapes_glob_characters_in_the_saved_rule(chapter, tmp_path, ans
 
 def test_always_saves_the_path_as_the_tool_touches_it(chapter, tmp_path, answers):
     asked = answers("a")
-    calls = [tool_use("toolu_1", "write_file", {"path": str(tmp_path / "docs" / "a.md"), "content": "a"}),
-             tool_use("toolu_2", "write_file", {"path": "./docs/a.md", "content": "b"})]
+    calls = [
+        tool_use(
+            "toolu_1", "write_file", {"path": str(tmp_path / "docs" / "a.md"), "content": "a"}
+        ),
+        tool_use("toolu_2", "write_file", {"path": "./docs/a.md", "content": "b"}),
+    ]
     client = FakeClient(reply(*calls), reply(text("Done.")))
     session = new_session(chapter, client, tmp_path)
 
@@ -236,18 +279,27 @@ def test_always_is_not_offered_for_a_chain_so_a_asks_again_and_nothing_is_saved(
         chapter, tmp_path, answers, capsys, command, ran):
     (tmp_path / "a.txt").write_text("hello\n")
     asked = answers("a", "y")
-    calls = [tool_use("toolu_1", "bash", {"command": command}), tool_use("toolu_2", "read_file", {"path": "a.txt"})]
+    calls = [
+        tool_use("toolu_1", "bash", {"command": command}),
+        tool_use("toolu_2", "read_file", {"path": "a.txt"}),
+    ]
     client = FakeClient(reply(*calls), reply(text("Done.")))
     session = new_session(chapter, client, tmp_path)
 
     chapter.run_turn(session, "go")
 
     first = [user(text("go"))]
-    second = first + [assistant(*calls), user(result("toolu_1", ran), result("toolu_2", "     1\thello"))]
+    second = first + [
+        assistant(*calls),
+        user(result("toolu_1", ran), result("toolu_2", "     1\thello")),
+    ]
     assert client.calls == [request(chapter, session, first), request(chapter, session, second)]
     assert session.messages == second + [assistant(text("Done."))]
     assert asked.prompts == [ASK_ONCE, ASK_ONCE]
-    assert (session.settings, chapter.load_settings(tmp_path)) == ({}, {})  # no allow rule covers a chain
+    assert (session.settings, chapter.load_settings(tmp_path)) == (
+        {},
+        {},
+    )  # no allow rule covers a chain
     out = capsys.readouterr().out
     assert out[out.index(NO_ALWAYS):].splitlines()[:4] == [
         NO_ALWAYS.rstrip("\n"), "a", "    Please answer y, yes or n.", "y"]
@@ -276,7 +328,9 @@ def test_always_never_writes_a_rule_the_settings_cannot_read_back(chapter, tmp_p
     ("accept_edits", ["n"], "Created new.txt (3 characters).", None),
     ("bypass", [], "Created new.txt (3 characters).", "(no output)\n[exit code: 0]"),
 ])
-def test_each_mode_decides_what_asks(chapter, tmp_path, answers, mode, answered, write_result, bash_result):
+def test_each_mode_decides_what_asks(
+    chapter, tmp_path, answers, mode, answered, write_result, bash_result
+):
     asked = answers(*answered)
     calls = [tool_use("toolu_1", "write_file", {"path": "new.txt", "content": "new"}),
              tool_use("toolu_2", "bash", {"command": "touch made.txt"}),
@@ -286,10 +340,18 @@ def test_each_mode_decides_what_asks(chapter, tmp_path, answers, mode, answered,
 
     chapter.run_turn(session, "go")
 
-    made = sorted(name for name, done in (("new.txt", write_result), ("made.txt", bash_result)) if done)
-    results = [result("toolu_1", write_result) if write_result else result("toolu_1", USER_DENIED, is_error=True),
-               result("toolu_2", bash_result) if bash_result else result("toolu_2", USER_DENIED, is_error=True),
-               result("toolu_3", "\n".join(made))]  # glob reads: it never asks
+    made = sorted(
+        name for name, done in (("new.txt", write_result), ("made.txt", bash_result)) if done
+    )
+    results = [
+        result("toolu_1", write_result)
+        if write_result
+        else result("toolu_1", USER_DENIED, is_error=True),
+        result("toolu_2", bash_result)
+        if bash_result
+        else result("toolu_2", USER_DENIED, is_error=True),
+        result("toolu_3", "\n".join(made)),
+    ]  # glob reads: it never asks
     first = [user(text("go"))]
     second = first + [assistant(text("Working."), *calls), user(*results)]
     assert client.calls == [request(chapter, session, first), request(chapter, session, second)]
@@ -316,12 +378,19 @@ def test_check_permission_table(chapter, tmp_path):
         ("accept_edits", "write_file", write, ("allow", "accept_edits mode")),
         ("accept_edits", "edit_file", edit, ("allow", "accept_edits mode")),
         ("accept_edits", "bash", {"command": "ls"}, ("allow", "changes nothing")),
-        ("accept_edits", "bash", {"command": "touch a"}, ("ask", "accept_edits mode asks before this")),
+        (
+            "accept_edits",
+            "bash",
+            {"command": "touch a"},
+            ("ask", "accept_edits mode asks before this"),
+        ),
         ("bypass", "bash", {"command": "touch a"}, ("allow", "bypass mode")),
         ("bypass", "write_file", write, ("allow", "bypass mode")),
         ("bypass", "read_file", {"path": "a.txt"}, ("allow", "bypass mode")),
     ]
-    assert [decide(mode, name, tool_input) for mode, name, tool_input, _ in table] == [row[3] for row in table]
+    assert [decide(mode, name, tool_input) for mode, name, tool_input, _ in table] == [
+        row[3] for row in table
+    ]
 
 
 # ---- rules and their precedence ---------------------------------------------------
@@ -343,11 +412,17 @@ def test_rules_deny_beats_ask_beats_allow_in_every_mode(chapter, tmp_path, mode)
     assert decide("write_file", path="secret.md", content="x") == (
         "deny", "Denied by the rule 'write_file(secret*)' in .agent/settings.json.")
     assert decide("write_file", path="notes.md", content="x") == ("ask", "rule 'write_file(*.md)'")
-    assert decide("write_file", path="./docs/../notes.md", content="x") == ("ask", "rule 'write_file(*.md)'")
+    assert decide("write_file", path="./docs/../notes.md", content="x") == (
+        "ask",
+        "rule 'write_file(*.md)'",
+    )
     assert decide("write_file", path="a.txt", content="x") == ("allow", "rule 'write_file'")
     assert decide("read_file", path="private/key.txt") == ("ask", "rule 'read_file(private/*)'")
     assert decide("bash", command="touch a.txt") == ("allow", "rule 'bash(touch *)'")
-    assert decide("bash", command="rm -f a.txt") == ("deny", "Denied by the rule 'bash(rm*)' in .agent/settings.json.")
+    assert decide("bash", command="rm -f a.txt") == (
+        "deny",
+        "Denied by the rule 'bash(rm*)' in .agent/settings.json.",
+    )
 
 
 def test_rules_in_a_whole_turn(chapter, tmp_path, answers):
@@ -361,10 +436,18 @@ def test_rules_in_a_whole_turn(chapter, tmp_path, answers):
     chapter.run_turn(session, "write")
 
     first = [user(text("write"))]
-    second = first + [assistant(*calls), user(
-        result("toolu_1", "Denied by the rule 'write_file(secret*)' in .agent/settings.json.", is_error=True),
-        result("toolu_2", "Created notes.md (1 characters)."),
-        result("toolu_3", "Created a.txt (1 characters)."))]
+    second = first + [
+        assistant(*calls),
+        user(
+            result(
+                "toolu_1",
+                "Denied by the rule 'write_file(secret*)' in .agent/settings.json.",
+                is_error=True,
+            ),
+            result("toolu_2", "Created notes.md (1 characters)."),
+            result("toolu_3", "Created a.txt (1 characters)."),
+        ),
+    ]
     assert client.calls == [request(chapter, session, first), request(chapter, session, second)]
     assert session.messages == second + [assistant(text("Done."))]
     assert asked.prompts == [ASK]  # only the ask rule asked, even in bypass mode
@@ -392,8 +475,14 @@ BASH_RULE_CASES = {
 
 
 def test_bash_rules_chains_fall_through_to_the_mode(chapter, tmp_path):
-    session = new_session(chapter, FakeClient(), tmp_path,
-                          settings={"permissions": {"allow": ["bash(git status*)", "bash(touch *)"], "deny": ["bash(rm*)"]}})
+    session = new_session(
+        chapter,
+        FakeClient(),
+        tmp_path,
+        settings={
+            "permissions": {"allow": ["bash(git status*)", "bash(touch *)"], "deny": ["bash(rm*)"]}
+        },
+    )
     assert {command: chapter.check_permission(session, "bash", {"command": command})
             for command in BASH_RULE_CASES} == BASH_RULE_CASES
 
@@ -403,7 +492,9 @@ def test_an_allow_rule_does_not_cover_a_chain_in_a_turn(chapter, tmp_path, answe
     asked = answers("n")
     call = tool_use("toolu_1", "bash", {"command": "git status; rm x"})
     client = FakeClient(reply(call), reply(text("OK.")))
-    session = new_session(chapter, client, tmp_path, settings={"permissions": {"allow": ["bash(git status*)"]}})
+    session = new_session(
+        chapter, client, tmp_path, settings={"permissions": {"allow": ["bash(git status*)"]}}
+    )
 
     chapter.run_turn(session, "status")
 
@@ -420,7 +511,11 @@ def test_a_deny_rule_on_a_path_holds_for_every_spelling_of_it(chapter, tmp_path,
     (tmp_path / "secret.txt").write_text("keep")
     if how == "symlink":
         (tmp_path / "alias.txt").symlink_to("secret.txt")
-    path = {"absolute": str(tmp_path / "secret.txt"), "dot": "./secret.txt", "symlink": "alias.txt"}[how]
+    path = {
+        "absolute": str(tmp_path / "secret.txt"),
+        "dot": "./secret.txt",
+        "symlink": "alias.txt",
+    }[how]
     call = tool_use("toolu_1", "write_file", {"path": path, "content": "gone"})
     client = FakeClient(reply(call), reply(text("OK.")))
     session = new_session(chapter, client, tmp_path, mode="bypass",
@@ -428,8 +523,13 @@ def test_a_deny_rule_on_a_path_holds_for_every_spelling_of_it(chapter, tmp_path,
 
     chapter.run_turn(session, "write")
 
-    assert session.messages[-2] == user(result(
-        "toolu_1", "Denied by the rule 'write_file(secret.txt)' in .agent/settings.json.", is_error=True))
+    assert session.messages[-2] == user(
+        result(
+            "toolu_1",
+            "Denied by the rule 'write_file(secret.txt)' in .agent/settings.json.",
+            is_error=True,
+        )
+    )
     assert (tmp_path / "secret.txt").read_text() == "keep"
 
 
@@ -439,12 +539,17 @@ def test_the_hard_deny_list_holds_in_bypass_mode_and_over_an_allow_rule(chapter,
     asked = answers()
     call = tool_use("toolu_1", "bash", {"command": "rm -rf /"})
     client = FakeClient(reply(text("Cleaning up."), call), reply(text("Refused, fine.")))
-    session = new_session(chapter, client, tmp_path, mode="bypass", settings={"permissions": {"allow": ["bash"]}})
+    session = new_session(
+        chapter, client, tmp_path, mode="bypass", settings={"permissions": {"allow": ["bash"]}}
+    )
 
     chapter.run_turn(session, "clean")
 
     first = [user(text("clean"))]
-    second = first + [assistant(text("Cleaning up."), call), user(result("toolu_1", ROOT_DENIED, is_error=True))]
+    second = first + [
+        assistant(text("Cleaning up."), call),
+        user(result("toolu_1", ROOT_DENIED, is_error=True)),
+    ]
     assert client.calls == [request(chapter, session, first), request(chapter, session, second)]
     assert session.messages == second + [assistant(text("Refused, fine."))]
     assert asked.prompts == []
@@ -466,36 +571,108 @@ HARD_DENIED = {
 
 @pytest.mark.parametrize("mode", ["default", "accept_edits", "bypass"])
 def test_the_hard_deny_list_in_every_mode_over_any_allow_rule(chapter, tmp_path, mode):
-    allow_all = {"permissions": {"allow": ["bash", *(f"bash({command})" for command in HARD_DENIED)]}}
+    allow_all = {
+        "permissions": {"allow": ["bash", *(f"bash({command})" for command in HARD_DENIED)]}
+    }
     session = new_session(chapter, FakeClient(), tmp_path, mode=mode, settings=allow_all)
-    assert {command: chapter.check_permission(session, "bash", {"command": command}) for command in HARD_DENIED} == {
+    assert {
+        command: chapter.check_permission(session, "bash", {"command": command})
+        for command in HARD_DENIED
+    } == {
         command: ("deny", f"Denied: this command {why}. It is never allowed, in any mode.")
-        for command, why in HARD_DENIED.items()}
+        for command, why in HARD_DENIED.items()
+    }
 
 
 # ---- the read-only classifier ------------------------------------------------------
 
 READ_ONLY = [
-    "ls", "ls -la src", "pwd", "cat notes.md", "head -n 5 notes.md", "tail -3 notes.md", "wc -l notes.md",
-    "grep -rn TODO .", "rg -n 'def ' src", "find . -name '*.py'", "find . -type f -newer notes.md",
-    "tree src", "stat notes.md", "du -sh .", "df -h", "which python3", "diff a.txt b.txt",
-    "sort notes.md", "cut -d, -f1 data.csv", "echo hello", "basename src/a.py", "realpath notes.md",
-    "git status", "git status --short", "git log --oneline -5", "git diff HEAD~1", "git show HEAD:notes.md",
-    "git blame notes.md", "git ls-files", "git rev-parse HEAD",
-    "ls && pwd", "ls || echo none", "whoami; uname -a", "cat notes.md | grep s03 | wc -l",
-    "sort -u notes.md | head -3", "cat < notes.md", "grep 'a b' notes.md", "true",
+    "ls",
+    "ls -la src",
+    "pwd",
+    "cat notes.md",
+    "head -n 5 notes.md",
+    "tail -3 notes.md",
+    "wc -l notes.md",
+    "grep -rn TODO .",
+    "rg -n 'def ' src",
+    "find . -name '*.py'",
+    "find . -type f -newer notes.md",
+    "tree src",
+    "stat notes.md",
+    "du -sh .",
+    "df -h",
+    "which python3",
+    "diff a.txt b.txt",
+    "sort notes.md",
+    "cut -d, -f1 data.csv",
+    "echo hello",
+    "basename src/a.py",
+    "realpath notes.md",
+    "git status",
+    "git status --short",
+    "git log --oneline -5",
+    "git diff HEAD~1",
+    "git show HEAD:notes.md",
+    "git blame notes.md",
+    "git ls-files",
+    "git rev-parse HEAD",
+    "ls && pwd",
+    "ls || echo none",
+    "whoami; uname -a",
+    "cat notes.md | grep s03 | wc -l",
+    "sort -u notes.md | head -3",
+    "cat < notes.md",
+    "grep 'a b' notes.md",
+    "true",
 ]
 
 NOT_READ_ONLY = [
-    "cat a > b", "echo hi >> notes.md", "ls 2> errors.txt", "ls; rm x", "ls && rm x", "ls || rm x",
-    "echo $(rm x)", "echo `rm x`", "cat <(rm x)", "git log | sh", "ls | xargs rm", "ls\nrm x",
-    "sleep 100 &", "find . -delete", "find . -name '*.tmp' -exec rm {} +", "find . -execdir rm {} +",
-    "find . -ok rm {} ;", "find . -fprint list.txt", "sort -o out.txt in.txt", "sort --output=out.txt in.txt",
-    "sort -uo out.txt in.txt", "sort --compress-program=./run.sh a.txt", "uniq in.txt out.txt",
-    "tree -o out.txt", "rg --pre sh x", "rg --pre=./run.sh x", "date -s 2001-01-01",
-    "git", "git commit -m x", "git push", "git checkout .", "git diff --output=patch.txt", "git -C .. status",
-    "rm x", "touch x", "mkdir d", "cp a b", "mv a b", "sed -i s/a/b/ f", "tee out.txt",
-    "python3 -c 'print(1)'", "curl http://example.com", "FOO=1 ls", "(rm x)", "{ rm x; }",
+    "cat a > b",
+    "echo hi >> notes.md",
+    "ls 2> errors.txt",
+    "ls; rm x",
+    "ls && rm x",
+    "ls || rm x",
+    "echo $(rm x)",
+    "echo `rm x`",
+    "cat <(rm x)",
+    "git log | sh",
+    "ls | xargs rm",
+    "ls\nrm x",
+    "sleep 100 &",
+    "find . -delete",
+    "find . -name '*.tmp' -exec rm {} +",
+    "find . -execdir rm {} +",
+    "find . -ok rm {} ;",
+    "find . -fprint list.txt",
+    "sort -o out.txt in.txt",
+    "sort --output=out.txt in.txt",
+    "sort -uo out.txt in.txt",
+    "sort --compress-program=./run.sh a.txt",
+    "uniq in.txt out.txt",
+    "tree -o out.txt",
+    "rg --pre sh x",
+    "rg --pre=./run.sh x",
+    "date -s 2001-01-01",
+    "git",
+    "git commit -m x",
+    "git push",
+    "git checkout .",
+    "git diff --output=patch.txt",
+    "git -C .. status",
+    "rm x",
+    "touch x",
+    "mkdir d",
+    "cp a b",
+    "mv a b",
+    "sed -i s/a/b/ f",
+    "tee out.txt",
+    "python3 -c 'print(1)'",
+    "curl http://example.com",
+    "FOO=1 ls",
+    "(rm x)",
+    "{ rm x; }",
     "echo 'unbalanced",
 ]
 
@@ -508,7 +685,9 @@ def test_the_read_only_classifier(chapter):
 
 def test_tree_options_that_write_are_not_read_only(chapter):
     commands = ["tree -ao out.txt", "tree -fo out.txt src", "tree -R -L 1 -H . src"]
-    assert {command: chapter.is_read_only(command) for command in commands} == dict.fromkeys(commands, False)
+    assert {command: chapter.is_read_only(command) for command in commands} == dict.fromkeys(
+        commands, False
+    )
 
 
 # ---- settings files --------------------------------------------------------------
@@ -518,26 +697,56 @@ def test_no_settings_file_means_no_rules(chapter, tmp_path):
 
 
 def test_a_good_settings_file_is_loaded_as_it_is(chapter, tmp_path):
-    settings = {"permissions": {"allow": ["read_file", "bash(git *)"], "ask": [], "deny": ["edit_file(*.lock)"]},
-                "other": [1, 2]}
+    settings = {
+        "permissions": {
+            "allow": ["read_file", "bash(git *)"],
+            "ask": [],
+            "deny": ["edit_file(*.lock)"],
+        },
+        "other": [1, 2],
+    }
     write_settings(tmp_path, settings)
     assert chapter.load_settings(tmp_path) == settings
 
 
 BAD_SETTINGS = [
     ('{"permissions": ', "not valid JSON (Expecting value at line 1, column 17)"),
-    ('{"permissions": {"allow": ["bash",]}}', "not valid JSON (Expecting value at line 1, column 35)"),
+    (
+        '{"permissions": {"allow": ["bash",]}}',
+        "not valid JSON (Expecting value at line 1, column 35)",
+    ),
     ("[]", "the file must hold a JSON object"),
     ('"allow everything"', "the file must hold a JSON object"),
-    ('{"permissions": ["bash"]}', '"permissions" must be an object with "deny", "ask" and "allow" lists'),
-    ('{"permissions": {"allowed": []}}', "\"permissions\" has an unknown key 'allowed'; the keys are deny, ask, allow"),
+    (
+        '{"permissions": ["bash"]}',
+        '"permissions" must be an object with "deny", "ask" and "allow" lists',
+    ),
+    (
+        '{"permissions": {"allowed": []}}',
+        "\"permissions\" has an unknown key 'allowed'; the keys are deny, ask, allow",
+    ),
     ('{"permissions": {"allow": "bash"}}', '"permissions.allow" must be a list of rules'),
     ('{"permissions": {"deny": {"bash": true}}}', '"permissions.deny" must be a list of rules'),
-    ('{"permissions": {"allow": [3]}}', "cannot parse the rule 3: write a tool name, or tool(pattern)"),
-    ('{"permissions": {"ask": ["Bash(ls)"]}}', "cannot parse the rule 'Bash(ls)': write a tool name, or tool(pattern)"),
-    ('{"permissions": {"ask": ["bash()"]}}', "cannot parse the rule 'bash()': write a tool name, or tool(pattern)"),
-    ('{"permissions": {"deny": ["shell(rm*)"]}}', "the rule 'shell(rm*)' names no tool; the tools are: {tools}"),
-    ('{"permissions": {"allow": ["read"]}}', "the rule 'read' names no tool; the tools are: {tools}"),
+    (
+        '{"permissions": {"allow": [3]}}',
+        "cannot parse the rule 3: write a tool name, or tool(pattern)",
+    ),
+    (
+        '{"permissions": {"ask": ["Bash(ls)"]}}',
+        "cannot parse the rule 'Bash(ls)': write a tool name, or tool(pattern)",
+    ),
+    (
+        '{"permissions": {"ask": ["bash()"]}}',
+        "cannot parse the rule 'bash()': write a tool name, or tool(pattern)",
+    ),
+    (
+        '{"permissions": {"deny": ["shell(rm*)"]}}',
+        "the rule 'shell(rm*)' names no tool; the tools are: {tools}",
+    ),
+    (
+        '{"permissions": {"allow": ["read"]}}',
+        "the rule 'read' names no tool; the tools are: {tools}",
+    ),
 ]
 
 
@@ -552,7 +761,10 @@ def test_a_bad_settings_file_raises_naming_the_file_and_the_problem(chapter, tmp
             chapter.load_settings(tmp_path)
         except chapter.SettingsError as error:
             raised[content] = str(error)
-    assert raised == {content: f"{path}: " + problem.replace("{tools}", tools) for content, problem in BAD_SETTINGS}
+    assert raised == {
+        content: f"{path}: " + problem.replace("{tools}", tools)
+        for content, problem in BAD_SETTINGS
+    }
 
 
 def test_a_settings_file_that_is_not_utf8(chapter, tmp_path):
@@ -562,14 +774,27 @@ def test_a_settings_file_that_is_not_utf8(chapter, tmp_path):
     with pytest.raises(chapter.SettingsError) as raised:
         chapter.load_settings(tmp_path)
     assert str(raised.value) == (
-        f"{path}: cannot read it ('utf-8' codec can't decode byte 0xff in position 17: invalid start byte)")
+        f"{path}: cannot read it ('utf-8' codec can't decode byte 0xff in position 17: invalid "
+        f"start byte)"
+    )
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name, content, problem", [
-    ("s03_permissions", '{"permissions": {"allow": ["bash",]}}', "not valid JSON (Expecting value at line 1, column 35)"),
-    (CHAPTERS[-1], '{"permissions": {"deny": ["shell(rm*)"]}}', "the rule 'shell(rm*)' names no tool; the tools are: {tools}"),
-])
+@pytest.mark.parametrize(
+    "name, content, problem",
+    [
+        (
+            "s03_permissions",
+            '{"permissions": {"allow": ["bash",]}}',
+            "not valid JSON (Expecting value at line 1, column 35)",
+        ),
+        (
+            CHAPTERS[-1],
+            '{"permissions": {"deny": ["shell(rm*)"]}}',
+            "the rule 'shell(rm*)' names no tool; the tools are: {tools}",
+        ),
+    ],
+)
 def test_the_program_stops_with_one_line_on_a_bad_settings_file(tmp_path, name, content, problem):
     path = tmp_path / ".agent" / "settings.json"
     path.parent.mkdir()
@@ -592,7 +817,10 @@ def test_mode_command_shows_and_switches(chapter, tmp_path, capsys):
     assert (session.mode, capsys.readouterr().out) == ("default", MODE_LINE.format("default"))
 
     chapter.run_command(session, "/mode accept_edits")
-    assert (session.mode, capsys.readouterr().out) == ("accept_edits", MODE_LINE.format("accept_edits"))
+    assert (session.mode, capsys.readouterr().out) == (
+        "accept_edits",
+        MODE_LINE.format("accept_edits"),
+    )
 
     chapter.command_mode(session, "bypass")
     assert (session.mode, capsys.readouterr().out) == ("bypass", MODE_LINE.format("bypass"))
@@ -605,7 +833,10 @@ def test_mode_command_shows_and_switches(chapter, tmp_path, capsys):
         "default", "unknown mode 'yolo'; the modes are: default, accept_edits, bypass\n")
 
     chapter.run_command(session, "/nope")
-    assert capsys.readouterr().out == f"unknown command /nope; the commands are: {', '.join(chapter.COMMANDS)}\n"
+    assert (
+        capsys.readouterr().out
+        == f"unknown command /nope; the commands are: {', '.join(chapter.COMMANDS)}\n"
+    )
     assert "/mode" in chapter.COMMANDS
 
 
@@ -639,8 +870,16 @@ def test_mode_in_the_repl_changes_what_asks(chapter, tmp_path, answers, capsys):
 HELLO_SCRIPT = {
     "prompt": "write hello.txt",
     "turns": [
-        {"content": [{"type": "text", "text": "Writing."},
-                     {"type": "tool_use", "name": "write_file", "input": {"path": "hello.txt", "content": "Hello!\n"}}]},
+        {
+            "content": [
+                {"type": "text", "text": "Writing."},
+                {
+                    "type": "tool_use",
+                    "name": "write_file",
+                    "input": {"path": "hello.txt", "content": "Hello!\n"},
+                },
+            ]
+        },
         {"content": [{"type": "text", "text": "Finished."}]},
     ],
 }
@@ -656,8 +895,18 @@ def test_done_when_the_piped_answer_decides(tmp_path, answer, tool_result, file)
     workdir.mkdir()
     script.write_text(json.dumps(HELLO_SCRIPT))
 
-    done = run_chapter("s03_permissions", "--offline", "--workdir", str(workdir), "--script", str(script),
-                       "--trace", str(trace), "write hello.txt", stdin=answer)
+    done = run_chapter(
+        "s03_permissions",
+        "--offline",
+        "--workdir",
+        str(workdir),
+        "--script",
+        str(script),
+        "--trace",
+        str(trace),
+        "write hello.txt",
+        stdin=answer,
+    )
 
     assert (done.returncode, done.stderr) == (0, "")
     calls = read_trace(trace)
@@ -673,6 +922,7 @@ def test_done_when_the_piped_answer_decides(tmp_path, answer, tool_result, file)
         "    content: (7 characters)",
         "    | Hello!",
         ASK + answer.strip(),  # input() shows its prompt; a piped answer is echoed after it
-        "    " + ("error: " + USER_DENIED if tool_result.get("is_error") else tool_result["content"]),
+        "    "
+        + ("error: " + USER_DENIED if tool_result.get("is_error") else tool_result["content"]),
         "Finished.",
     ]

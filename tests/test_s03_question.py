@@ -12,14 +12,29 @@ import json
 import pytest
 
 import support
-from support import FakeClient, assistant, load_chapter, new_session, reply, request, result, text, tool_use, user
+from support import (
+    FakeClient,
+    assistant,
+    load_chapter,
+    new_session,
+    reply,
+    request,
+    result,
+    text,
+    tool_use,
+    user,
+)
 
 CHAPTERS = [name for name in support.PRESENT if name >= "s03"]
 
 ASK = "    [y] yes  [a] always (saved to .agent/settings.json)  [n] no: "
 ASK_ONCE = "    [y] yes  [n] no: "
-USER_DENIED = "The user denied this call. Do not try it again as it is; ask the user, or find another way."
-SETTINGS_LINE = "    This call changes .agent/settings.json: the file that sets what the agent may do."
+USER_DENIED = (
+    "The user denied this call. Do not try it again as it is; ask the user, or find another way."
+)
+SETTINGS_LINE = (
+    "    This call changes .agent/settings.json: the file that sets what the agent may do."
+)
 NO_ALWAYS = "    [a] always is not offered: this is more than one simple command."
 SETTINGS = {"permissions": {"deny": ["bash(rm*)"]}}
 
@@ -45,17 +60,26 @@ def question(out):
 # ---- 1. a hidden second line ------------------------------------------------------
 
 @pytest.mark.parametrize("answer", ["y", "n"])
-def test_a_command_of_two_lines_is_shown_whole_and_marked_as_several(chapter, tmp_path, keyboard, capsys,
-                                                                     answer):
+def test_a_command_of_two_lines_is_shown_whole_and_marked_as_several(
+    chapter, tmp_path, keyboard, capsys, answer
+):
     keyboard.feed(answer)
     call = tool_use("toolu_1", "bash", {"command": "echo one\ntouch two.txt"})
     client, session = one_call(chapter, tmp_path, call)
 
     chapter.run_turn(session, "go")
 
-    ran = result("toolu_1", "one\n[exit code: 0]") if answer == "y" else result("toolu_1", USER_DENIED,
-                                                                                 is_error=True)
-    assert session.messages == [user(text("go")), assistant(call), user(ran), assistant(text("Done."))]
+    ran = (
+        result("toolu_1", "one\n[exit code: 0]")
+        if answer == "y"
+        else result("toolu_1", USER_DENIED, is_error=True)
+    )
+    assert session.messages == [
+        user(text("go")),
+        assistant(call),
+        user(ran),
+        assistant(text("Done.")),
+    ]
     assert (tmp_path / "two.txt").exists() == (answer == "y")
     assert keyboard.asked == [ASK_ONCE]
     assert question(capsys.readouterr().out)[:5] == [
@@ -84,7 +108,9 @@ def test_a_command_of_500_characters_is_shown_whole(chapter, tmp_path, keyboard,
 
 # ---- 3. the wrong field first ---------------------------------------------------------
 
-def test_write_file_with_content_before_path_shows_the_path_first(chapter, tmp_path, keyboard, capsys):
+def test_write_file_with_content_before_path_shows_the_path_first(
+    chapter, tmp_path, keyboard, capsys
+):
     keyboard.feed("n")
     call = tool_use("toolu_1", "write_file", {"content": "harmless words\n", "path": "notes.md"})
     client, session = one_call(chapter, tmp_path, call)
@@ -111,14 +137,21 @@ def test_a_20_line_content_is_previewed_and_cut_with_its_count(chapter, tmp_path
     assert question(capsys.readouterr().out)[:10] == [
         "  ? allow write_file: long.txt",
         f"    content: ({len(content)} characters)",
-        "    | line 1", "    | line 2", "    | line 3", "    | line 4", "    | line 5", "    | line 6",
+        "    | line 1",
+        "    | line 2",
+        "    | line 3",
+        "    | line 4",
+        "    | line 5",
+        "    | line 6",
         "    … (14 more lines)",
         "y",
     ]
     assert (tmp_path / "long.txt").read_text() == content
 
 
-def test_edit_file_shows_the_path_then_both_texts_and_replace_all(chapter, tmp_path, keyboard, capsys):
+def test_edit_file_shows_the_path_then_both_texts_and_replace_all(
+    chapter, tmp_path, keyboard, capsys
+):
     (tmp_path / "a.py").write_text("x = 1\n")
     keyboard.feed("y")
     call = tool_use("toolu_1", "edit_file", {"replace_all": True, "new_string": "x = 2",
@@ -141,8 +174,9 @@ def test_edit_file_shows_the_path_then_both_texts_and_replace_all(chapter, tmp_p
 
 # ---- 4. terminal control bytes -----------------------------------------------------------
 
-def test_control_characters_in_a_command_and_a_path_reach_the_screen_escaped(chapter, tmp_path, keyboard,
-                                                                            capsys):
+def test_control_characters_in_a_command_and_a_path_reach_the_screen_escaped(
+    chapter, tmp_path, keyboard, capsys
+):
     keyboard.feed("n", "n")
     calls = [tool_use("toolu_1", "bash", {"command": "touch a.txt\r\x1b[2K\x1b[1A ls"}),
              tool_use("toolu_2", "write_file", {"path": "b\x1b[31m.txt\t", "content": "x\x07"})]
@@ -164,8 +198,15 @@ def test_control_characters_in_a_command_and_a_path_reach_the_screen_escaped(cha
 # ---- 5. the model cannot grant itself permissions -------------------------------------------
 
 SELF_GRANTS = {
-    "write_file": {"path": ".agent/settings.json", "content": '{"permissions": {"allow": ["bash(*)"]}}\n'},
-    "edit_file": {"path": "./.agent/settings.json", "old_string": '"deny"', "new_string": '"allow"'},
+    "write_file": {
+        "path": ".agent/settings.json",
+        "content": '{"permissions": {"allow": ["bash(*)"]}}\n',
+    },
+    "edit_file": {
+        "path": "./.agent/settings.json",
+        "old_string": '"deny"',
+        "new_string": '"allow"',
+    },
     "bash": {"command": "echo '{}' > .agent/settings.json"},
 }
 
@@ -201,7 +242,9 @@ def test_an_allow_rule_does_not_spare_the_question_about_the_settings(chapter, t
     chapter.run_turn(session, "go")
 
     assert keyboard.asked == [ASK_ONCE]
-    assert (tmp_path / ".agent" / "settings.json").read_text() == SELF_GRANTS["write_file"]["content"]
+    assert (tmp_path / ".agent" / "settings.json").read_text() == SELF_GRANTS["write_file"][
+        "content"
+    ]
 
 
 def test_a_deny_rule_still_denies_a_change_to_the_settings(chapter, tmp_path, keyboard):
@@ -213,13 +256,21 @@ def test_a_deny_rule_still_denies_a_change_to_the_settings(chapter, tmp_path, ke
 
 def test_reading_the_settings_is_not_a_change(chapter, tmp_path):
     session = new_session(chapter, FakeClient(), tmp_path)
-    assert [chapter.check_permission(session, "bash", {"command": command})[0]
-            for command in ("cat .agent/settings.json", "echo x > .agent/settings.json",
-                            "tee .agent/settings.json", "cp x .agent/settings.json",
-                            "sed -i s/a/b/ .agent/settings.json")] == ["allow", "ask", "ask", "ask", "ask"]
+    assert [
+        chapter.check_permission(session, "bash", {"command": command})[0]
+        for command in (
+            "cat .agent/settings.json",
+            "echo x > .agent/settings.json",
+            "tee .agent/settings.json",
+            "cp x .agent/settings.json",
+            "sed -i s/a/b/ .agent/settings.json",
+        )
+    ] == ["allow", "ask", "ask", "ask", "ask"]
 
 
-def test_an_allow_rule_written_by_someone_else_meanwhile_is_not_adopted(chapter, tmp_path, keyboard, capsys):
+def test_an_allow_rule_written_by_someone_else_meanwhile_is_not_adopted(
+    chapter, tmp_path, keyboard, capsys
+):
     path = tmp_path / ".agent" / "settings.json"
     path.parent.mkdir()
     path.write_text(json.dumps(SETTINGS))
@@ -232,13 +283,18 @@ def test_an_allow_rule_written_by_someone_else_meanwhile_is_not_adopted(chapter,
 
     chapter.run_turn(session, "go")
 
-    assert session.settings == {"permissions": {"deny": ["bash(rm*)"], "allow": ["write_file(hello.txt)"]}}
+    assert session.settings == {
+        "permissions": {"deny": ["bash(rm*)"], "allow": ["write_file(hello.txt)"]}
+    }
     assert chapter.load_settings(tmp_path) == {
         "permissions": {"deny": ["bash(rm*)"], "allow": ["bash(*)", "write_file(hello.txt)"]}}
     assert chapter.check_permission(session, "bash", {"command": "touch x"}) == (
         "ask", f"{session.mode} mode asks before this")
-    assert (f"    note: {path} changed during this session; those changes are not used until the next start"
-            in capsys.readouterr().out.splitlines())
+    assert (
+        f"    note: {path} changed during this session; those changes are not used until the next "
+        f"start"
+        in capsys.readouterr().out.splitlines()
+    )
 
 
 # ---- the answers ------------------------------------------------------------------------------
@@ -262,8 +318,9 @@ def test_a_and_always_save_a_rule(chapter, tmp_path, keyboard, answer):
     assert chapter.load_settings(tmp_path) == {"permissions": {"allow": ["write_file(a.txt)"]}}
 
 
-def test_an_answer_that_is_none_of_the_choices_asks_again_then_counts_as_no(chapter, tmp_path, keyboard,
-                                                                            capsys):
+def test_an_answer_that_is_none_of_the_choices_asks_again_then_counts_as_no(
+    chapter, tmp_path, keyboard, capsys
+):
     keyboard.feed("maybe", "sure", "ok")
     call = tool_use("toolu_1", "write_file", {"path": "a.txt", "content": "a"})
     client, session = one_call(chapter, tmp_path, call)
@@ -294,11 +351,14 @@ def test_eof_at_the_question_is_no_at_once(chapter, tmp_path, keyboard):
     client, session = one_call(chapter, tmp_path, call)
     chapter.run_turn(session, "go")
     assert keyboard.asked == [ASK]
-    assert client.calls[1] == request(chapter, session, [user(text("go")), assistant(call),
-                                                         user(result("toolu_1", USER_DENIED, is_error=True))])
+    assert client.calls[1] == request(
+        chapter,
+        session,
+        [user(text("go")), assistant(call), user(result("toolu_1", USER_DENIED, is_error=True))],
+    )
 
 
-# ---- nothing the model wrote reaches the terminal raw, in any chapter -----------------------------
+# ---- nothing the model wrote reaches the terminal raw, in any chapter -------------------------
 
 ESC_TEXT = "red\x1b[31m\rover\x1b[2J"
 ESCAPED = "red\\x1b[31m\\rover\\x1b[2J"
@@ -309,11 +369,15 @@ def raw_controls(out):
 
 
 @pytest.mark.parametrize("name", support.PRESENT)
-def test_the_models_text_and_a_tool_preview_reach_the_screen_escaped(name, tmp_path, keyboard, capsys):
+def test_the_models_text_and_a_tool_preview_reach_the_screen_escaped(
+    name, tmp_path, keyboard, capsys
+):
     chapter = load_chapter(name)
     call = tool_use("toolu_1", "bash", {"command": "printf 'out\\033[2J\\n'"})
     client = FakeClient(reply(text(ESC_TEXT), call), reply(text("Done.")))
-    session = new_session(chapter, client, tmp_path, **({"mode": "bypass"} if name >= "s03" else {}))
+    session = new_session(
+        chapter, client, tmp_path, **({"mode": "bypass"} if name >= "s03" else {})
+    )
 
     chapter.run_turn(session, "go")
 
@@ -332,7 +396,9 @@ def test_a_hooks_message_reaches_the_screen_escaped_and_a_hook_cannot_answer_for
              tool_use("toolu_2", "write_file", SELF_GRANTS["write_file"])]
     client = FakeClient(reply(*calls), reply(text("Done.")))
     session = new_session(chapter, client, tmp_path)
-    chapter.add_hook(session, "PreToolUse", lambda event: {"decision": "block", "reason": ESC_TEXT}, "bash")
+    chapter.add_hook(
+        session, "PreToolUse", lambda event: {"decision": "block", "reason": ESC_TEXT}, "bash"
+    )
     chapter.add_hook(session, "PreToolUse", lambda event: {"decision": "allow"}, "write_file")
 
     chapter.run_turn(session, "go")
@@ -348,7 +414,9 @@ def test_a_hooks_message_reaches_the_screen_escaped_and_a_hook_cannot_answer_for
 def test_a_todo_item_reaches_the_screen_escaped(name, tmp_path, keyboard, capsys):
     chapter = load_chapter(name)
     todos = [{"content": ESC_TEXT, "status": "in_progress"}]
-    client = FakeClient(reply(tool_use("toolu_1", "todo_write", {"todos": todos})), reply(text("Done.")))
+    client = FakeClient(
+        reply(tool_use("toolu_1", "todo_write", {"todos": todos})), reply(text("Done."))
+    )
     session = new_session(chapter, client, tmp_path)
 
     chapter.run_turn(session, "go")

@@ -18,8 +18,20 @@ from pathlib import Path
 import pytest
 
 import support
-from support import (FakeClient, assistant, load_chapter, new_session, read_trace, reply, request, result,
-                     run_chapter, text, tool_use, user)
+from support import (
+    FakeClient,
+    assistant,
+    load_chapter,
+    new_session,
+    read_trace,
+    reply,
+    request,
+    result,
+    run_chapter,
+    text,
+    tool_use,
+    user,
+)
 
 CHAPTERS = [name for name in support.PRESENT if name >= "s04"]
 EVENTS = "UserPromptSubmit, PreToolUse, PostToolUse, Stop"
@@ -86,8 +98,13 @@ def test_user_prompt_submit_block_sends_nothing(chapter, tmp_path, capsys):
 
     assert client.calls == []
     assert session.messages == earlier
-    assert hook.events == [{"hook_event_name": "UserPromptSubmit", "cwd": str(tmp_path), "prompt": "my key is sk-1"}]
-    assert capsys.readouterr().out == "[A UserPromptSubmit hook blocked this prompt: No keys in prompts.]\n"
+    assert hook.events == [
+        {"hook_event_name": "UserPromptSubmit", "cwd": str(tmp_path), "prompt": "my key is sk-1"}
+    ]
+    assert (
+        capsys.readouterr().out
+        == "[A UserPromptSubmit hook blocked this prompt: No keys in prompts.]\n"
+    )
 
 
 def test_user_prompt_submit_context_follows_the_prompt(chapter, tmp_path):
@@ -99,7 +116,11 @@ def test_user_prompt_submit_context_follows_the_prompt(chapter, tmp_path):
 
     assert chapter.run_turn(session, "hi") is True
 
-    sent = [user(text("hi"), text('<hook event="UserPromptSubmit">Today is Monday.\nBranch: main</hook>'))]
+    sent = [
+        user(
+            text("hi"), text('<hook event="UserPromptSubmit">Today is Monday.\nBranch: main</hook>')
+        )
+    ]
     assert client.calls == [request(chapter, session, sent)]
     assert session.messages == sent + [assistant(text("Hello."))]
 
@@ -111,13 +132,21 @@ def test_pre_tool_use_block_beats_bypass_mode(chapter, tmp_path, answers):
     calls = [tool_use("toolu_1", "write_file", {"path": "a.txt", "content": "a"}),
              tool_use("toolu_2", "bash", {"command": "echo hi"})]
     client = FakeClient(reply(text("Working."), *calls), reply(text("Writes are frozen, then.")))
-    session = new_session(chapter, client, tmp_path, mode="bypass", settings={"permissions": {"allow": ["write_file"]}})
+    session = new_session(
+        chapter,
+        client,
+        tmp_path,
+        mode="bypass",
+        settings={"permissions": {"allow": ["write_file"]}},
+    )
     blocker = recorder({"decision": "block", "reason": "Writes are frozen."})
     on_bash = recorder(None)
     never = recorder(None)
     chapter.add_hook(session, "PreToolUse", blocker, matcher="write_file|edit_file")
     chapter.add_hook(session, "PreToolUse", on_bash, matcher="bash")
-    chapter.add_hook(session, "PreToolUse", never, matcher="write")  # a matcher must match the whole name
+    chapter.add_hook(
+        session, "PreToolUse", never, matcher="write"
+    )  # a matcher must match the whole name
 
     chapter.run_turn(session, "go")
 
@@ -128,8 +157,14 @@ def test_pre_tool_use_block_beats_bypass_mode(chapter, tmp_path, answers):
     assert client.calls == [request(chapter, session, first), request(chapter, session, second)]
     assert session.messages == second + [assistant(text("Writes are frozen, then."))]
     cwd = str(tmp_path)
-    assert blocker.events == [{"hook_event_name": "PreToolUse", "cwd": cwd, "tool_name": "write_file",
-                               "tool_input": {"path": "a.txt", "content": "a"}}]
+    assert blocker.events == [
+        {
+            "hook_event_name": "PreToolUse",
+            "cwd": cwd,
+            "tool_name": "write_file",
+            "tool_input": {"path": "a.txt", "content": "a"},
+        }
+    ]
     assert on_bash.events == [{"hook_event_name": "PreToolUse", "cwd": cwd, "tool_name": "bash",
                                "tool_input": {"command": "echo hi"}}]
     assert never.events == []
@@ -167,10 +202,22 @@ def test_pre_tool_use_allow_never_lifts_a_deny(chapter, tmp_path, answers):
     chapter.run_turn(session, "go")
 
     first = [user(text("go"))]
-    second = first + [assistant(*calls), user(
-        result("toolu_1", "Denied by the rule 'write_file(secret*)' in .agent/settings.json.", is_error=True),
-        result("toolu_2", "Denied: this command deletes the root or home folder. It is never allowed, in any mode.",
-               is_error=True))]
+    second = first + [
+        assistant(*calls),
+        user(
+            result(
+                "toolu_1",
+                "Denied by the rule 'write_file(secret*)' in .agent/settings.json.",
+                is_error=True,
+            ),
+            result(
+                "toolu_2",
+                "Denied: this command deletes the root or home folder. It is never allowed, in any "
+                "mode.",
+                is_error=True,
+            ),
+        ),
+    ]
     assert client.calls == [request(chapter, session, first), request(chapter, session, second)]
     assert session.messages == second + [assistant(text("Denied twice."))]
     assert [event["tool_name"] for event in hook.events] == ["write_file", "bash"]
@@ -178,10 +225,16 @@ def test_pre_tool_use_allow_never_lifts_a_deny(chapter, tmp_path, answers):
     assert os.listdir(tmp_path) == []
 
 
-def test_ctrl_c_in_a_pre_tool_use_hook_ends_the_turn_with_a_valid_history(chapter, tmp_path, capsys):
+def test_ctrl_c_in_a_pre_tool_use_hook_ends_the_turn_with_a_valid_history(
+    chapter, tmp_path, capsys
+):
     def interrupt(event):
         raise KeyboardInterrupt
-    calls = [tool_use("toolu_1", "bash", {"command": "echo one"}), tool_use("toolu_2", "bash", {"command": "echo two"})]
+
+    calls = [
+        tool_use("toolu_1", "bash", {"command": "echo one"}),
+        tool_use("toolu_2", "bash", {"command": "echo two"}),
+    ]
     client = FakeClient(reply(*calls))
     session = new_session(chapter, client, tmp_path)
     chapter.add_hook(session, "PreToolUse", interrupt)
@@ -223,18 +276,34 @@ def test_post_tool_use_feedback_is_added_to_the_result(chapter, tmp_path, decisi
     session = new_session(chapter, client, tmp_path, mode="accept_edits")
     hook = recorder(decision)
     chapter.add_hook(session, "PostToolUse", hook, matcher="write_file")
-    chapter.add_hook(session, "PostToolUse", recorder({"context": "not for writes"}), matcher="bash")
+    chapter.add_hook(
+        session, "PostToolUse", recorder({"context": "not for writes"}), matcher="bash"
+    )
 
     chapter.run_turn(session, "go")
 
     first = [user(text("go"))]
-    second = first + [assistant(call), user(result(
-        "toolu_1", 'Created a.txt (1 characters).\n<hook event="PostToolUse">Remember to run the tests.</hook>'))]
+    second = first + [
+        assistant(call),
+        user(
+            result(
+                "toolu_1",
+                'Created a.txt (1 characters).\n<hook event="PostToolUse">Remember to run the '
+                'tests.</hook>',
+            )
+        ),
+    ]
     assert client.calls == [request(chapter, session, first), request(chapter, session, second)]
     assert session.messages == second + [assistant(text("Noted."))]
-    assert hook.events == [{"hook_event_name": "PostToolUse", "cwd": str(tmp_path), "tool_name": "write_file",
-                            "tool_input": {"path": "a.txt", "content": "a"},
-                            "tool_response": "Created a.txt (1 characters)."}]
+    assert hook.events == [
+        {
+            "hook_event_name": "PostToolUse",
+            "cwd": str(tmp_path),
+            "tool_name": "write_file",
+            "tool_input": {"path": "a.txt", "content": "a"},
+            "tool_response": "Created a.txt (1 characters).",
+        }
+    ]
     assert (tmp_path / "a.txt").read_text() == "a"  # feedback, not an undo
 
 
@@ -249,16 +318,26 @@ def test_the_example_hook_reports_a_python_file_that_no_longer_parses(chapter, t
              tool_use("toolu_3", "write_file", {"path": "notes.md", "content": "def (\n"})]
     client = FakeClient(reply(*calls), reply(text("I will fix calc.py.")))
     session = new_session(chapter, client, tmp_path, mode="accept_edits")
-    chapter.add_hook(session, "PostToolUse", chapter.check_python_syntax, matcher="write_file|edit_file")
+    chapter.add_hook(
+        session, "PostToolUse", chapter.check_python_syntax, matcher="write_file|edit_file"
+    )
 
     chapter.run_turn(session, "go")
 
     first = [user(text("go"))]
-    second = first + [assistant(*calls), user(
-        result("toolu_1", "Created calc.py (36 characters).\n"
-                          f'<hook event="PostToolUse">calc.py no longer parses: {problem}. Fix it first.</hook>'),
-        result("toolu_2", "Created ok.py (6 characters)."),
-        result("toolu_3", "Created notes.md (6 characters)."))]
+    second = first + [
+        assistant(*calls),
+        user(
+            result(
+                "toolu_1",
+                "Created calc.py (36 characters).\n"
+                f'<hook event="PostToolUse">calc.py no longer parses: {problem}. Fix it '
+                f'first.</hook>',
+            ),
+            result("toolu_2", "Created ok.py (6 characters)."),
+            result("toolu_3", "Created notes.md (6 characters)."),
+        ),
+    ]
     assert client.calls == [request(chapter, session, first), request(chapter, session, second)]
     assert session.messages == second + [assistant(text("I will fix calc.py."))]
 
@@ -275,16 +354,26 @@ def test_stop_block_sends_the_model_back_to_work(chapter, tmp_path, capsys):
     assert chapter.run_turn(session, "go") is True
 
     first = [user(text("go"))]
-    second = first + [assistant(text("Done.")), user(text('<hook event="Stop">Run the tests first.</hook>'))]
+    second = first + [
+        assistant(text("Done.")),
+        user(text('<hook event="Stop">Run the tests first.</hook>')),
+    ]
     assert client.calls == [request(chapter, session, first), request(chapter, session, second)]
     assert session.messages == second + [assistant(text("Tests pass. Done."))]
     cwd = str(tmp_path)
     assert hook.events == [
         {"hook_event_name": "Stop", "cwd": cwd, "stop_hook_active": False, "last_message": "Done."},
-        {"hook_event_name": "Stop", "cwd": cwd, "stop_hook_active": True, "last_message": "Tests pass. Done."},
+        {
+            "hook_event_name": "Stop",
+            "cwd": cwd,
+            "stop_hook_active": True,
+            "last_message": "Tests pass. Done.",
+        },
     ]
     assert capsys.readouterr().out == (
-        "Done.\n[A Stop hook sends the model back to work: Run the tests first.]\nTests pass. Done.\n")
+        "Done.\n[A Stop hook sends the model back to work: Run the tests first.]\nTests pass. "
+        "Done.\n"
+    )
 
 
 def test_a_stop_hook_that_always_blocks_is_stopped_by_the_guard(chapter, tmp_path, capsys):
@@ -300,7 +389,9 @@ def test_a_stop_hook_that_always_blocks_is_stopped_by_the_guard(chapter, tmp_pat
     histories = [[user(text("go"))]]
     for n in range(1, 4):
         histories.append(histories[-1] + [assistant(text(f"Done {n}.")), back])
-    assert client.calls == [request(chapter, session, messages) for messages in histories]  # 1 + 3 calls
+    assert client.calls == [
+        request(chapter, session, messages) for messages in histories
+    ]  # 1 + 3 calls
     assert session.messages == histories[-1] + [assistant(text("Done 4."))]
     assert [event["stop_hook_active"] for event in hook.events] == [False, True, True, True]
     assert capsys.readouterr().out == (
@@ -330,33 +421,60 @@ def shell_error(command):
 ECHO_RAN = ["    hi", "    [exit code: 0]"]
 
 COMMAND_HOOK_CASES = {
-    "exit 0, no output": (
-        {"command": "cat > /dev/null"}, None, ECHO_RAN),
+    "exit 0, no output": ({"command": "cat > /dev/null"}, None, ECHO_RAN),
     "exit 0, a JSON block": (
         {"command": """cat > /dev/null; echo '{"decision": "block", "reason": "JSON says no."}'"""},
-        "Blocked by a PreToolUse hook: JSON says no.", None),
-    "exit 0, JSON null": (
-        {"command": "echo null"}, None, ECHO_RAN),
+        "Blocked by a PreToolUse hook: JSON says no.",
+        None,
+    ),
+    "exit 0, JSON null": ({"command": "echo null"}, None, ECHO_RAN),
     "exit 2, stderr is the reason": (
-        {"command": "echo 'Not with echo.' >&2; exit 2"}, "Blocked by a PreToolUse hook: Not with echo.", None),
+        {"command": "echo 'Not with echo.' >&2; exit 2"},
+        "Blocked by a PreToolUse hook: Not with echo.",
+        None,
+    ),
     "exit 2, no stderr": (
-        {"command": "exit 2"}, "Blocked by a PreToolUse hook: blocked by a hook", None),
+        {"command": "exit 2"},
+        "Blocked by a PreToolUse hook: blocked by a hook",
+        None,
+    ),
     "exit 1": (
-        {"command": "echo oops >&2; exit 1"}, None,
-        ["  hook error (PreToolUse, echo oops >&2; exit 1): exit code 1: oops", *ECHO_RAN]),
+        {"command": "echo oops >&2; exit 1"},
+        None,
+        ["  hook error (PreToolUse, echo oops >&2; exit 1): exit code 1: oops", *ECHO_RAN],
+    ),
     "timeout": (
-        {"command": "sleep 2", "timeout": 0.2}, None,
-        ["  hook error (PreToolUse, sleep 2): timed out after 0.2 seconds", *ECHO_RAN]),
+        {"command": "sleep 2", "timeout": 0.2},
+        None,
+        ["  hook error (PreToolUse, sleep 2): timed out after 0.2 seconds", *ECHO_RAN],
+    ),
     "output not JSON": (
-        {"command": "echo not json"}, None,
-        ["  hook error (PreToolUse, echo not json): exit code 0, but its output is not JSON: 'not json'", *ECHO_RAN]),
+        {"command": "echo not json"},
+        None,
+        [
+            "  hook error (PreToolUse, echo not json): exit code 0, but its output is not JSON: "
+            "'not json'",
+            *ECHO_RAN,
+        ],
+    ),
     "JSON that is no decision": (
-        {"command": """echo '{"decision": "maybe"}'"""}, None,
-        ["  hook error (PreToolUse, echo '{\"decision\": \"maybe\"}'): a decision must be None or a dict "
-         "with decision block or allow, not {'decision': 'maybe'}", *ECHO_RAN]),
+        {"command": """echo '{"decision": "maybe"}'"""},
+        None,
+        [
+            "  hook error (PreToolUse, echo '{\"decision\": \"maybe\"}'): a decision must be None "
+            "or a dict "
+            "with decision block or allow, not {'decision': 'maybe'}",
+            *ECHO_RAN,
+        ],
+    ),
     "missing command": (
-        {"command": "no-such-hook-command-s04"}, None,
-        ["  hook error (PreToolUse, no-such-hook-command-s04): exit code 127: {missing}", *ECHO_RAN]),
+        {"command": "no-such-hook-command-s04"},
+        None,
+        [
+            "  hook error (PreToolUse, no-such-hook-command-s04): exit code 127: {missing}",
+            *ECHO_RAN,
+        ],
+    ),
 }
 
 
@@ -372,7 +490,11 @@ def test_a_command_hook_exit_code_and_output_decide(chapter, tmp_path, capsys, c
     chapter.run_turn(session, "go")
     took = time.monotonic() - started
 
-    outcome = result("toolu_1", blocked, is_error=True) if blocked else result("toolu_1", "hi\n[exit code: 0]")
+    outcome = (
+        result("toolu_1", blocked, is_error=True)
+        if blocked
+        else result("toolu_1", "hi\n[exit code: 0]")
+    )
     first = [user(text("go"))]
     second = first + [assistant(call), user(outcome)]
     assert client.calls == [request(chapter, session, first), request(chapter, session, second)]
@@ -395,8 +517,12 @@ def test_a_command_hook_json_allow_spares_the_question(chapter, tmp_path, answer
 
     chapter.run_turn(session, "go")
 
-    assert session.messages == [user(text("go")), assistant(call),
-                                user(result("toolu_1", "Created a.txt (1 characters).")), assistant(text("Written."))]
+    assert session.messages == [
+        user(text("go")),
+        assistant(call),
+        user(result("toolu_1", "Created a.txt (1 characters).")),
+        assistant(text("Written.")),
+    ]
     assert asked == []
 
 
@@ -419,13 +545,17 @@ def test_command_hooks_get_the_event_as_json_on_stdin(chapter, tmp_path):
     assert client.calls == [request(chapter, session, first), request(chapter, session, second)]
     assert session.messages == second + [assistant(text("Done."))]
     cwd = json.dumps(str(tmp_path))
-    assert {name: (tmp_path / name).read_text() for name in ("prompt.json", "pre.json", "post.json", "stop.json")} == {
-        "prompt.json": '{"hook_event_name": "UserPromptSubmit", "cwd": %s, "prompt": "go"}' % cwd,
-        "pre.json": '{"hook_event_name": "PreToolUse", "cwd": %s, "tool_name": "read_file", '
-                    '"tool_input": {"path": "a.txt"}}' % cwd,
-        "post.json": '{"hook_event_name": "PostToolUse", "cwd": %s, "tool_name": "read_file", '
-                     '"tool_input": {"path": "a.txt"}, "tool_response": "     1\\thello"}' % cwd,
-        "stop.json": '{"hook_event_name": "Stop", "cwd": %s, "stop_hook_active": false, "last_message": "Done."}' % cwd,
+    assert {
+        name: (tmp_path / name).read_text()
+        for name in ("prompt.json", "pre.json", "post.json", "stop.json")
+    } == {
+        "prompt.json": f'{{"hook_event_name": "UserPromptSubmit", "cwd": {cwd}, "prompt": "go"}}',
+        "pre.json": f'{{"hook_event_name": "PreToolUse", "cwd": {cwd}, "tool_name": "read_file", '
+        '"tool_input": {"path": "a.txt"}}',
+        "post.json": f'{{"hook_event_name": "PostToolUse", "cwd": {cwd}, "tool_name": "read_file", '
+        '"tool_input": {"path": "a.txt"}, "tool_response": "     1\\thello"}',
+        "stop.json": f'{{"hook_event_name": "Stop", "cwd": {cwd}, "stop_hook_active": false, '
+        '"last_message": "Done."}',
     }
     assert [(hook.event, hook.matcher, hook.label) for hook in session.hooks] == [
         ("UserPromptSubmit", "*", "cat > prompt.json"), ("PreToolUse", "*", "cat > pre.json"),
@@ -437,21 +567,41 @@ def test_a_command_hook_runs_in_the_workdir_without_the_key(chapter, tmp_path, m
     monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "token-not-for-hooks")
     monkeypatch.setenv("HOOK_PROBE", "seen")
     session = new_session(chapter, FakeClient(), tmp_path)
-    chapter.add_hook(session, "UserPromptSubmit", chapter.command_hook("pwd > where.txt; env > env.txt"))
+    chapter.add_hook(
+        session, "UserPromptSubmit", chapter.command_hook("pwd > where.txt; env > env.txt")
+    )
 
-    assert chapter.run_hooks(session, "UserPromptSubmit", prompt="x") == {"decision": None, "reason": "", "context": ""}
+    assert chapter.run_hooks(session, "UserPromptSubmit", prompt="x") == {
+        "decision": None,
+        "reason": "",
+        "context": "",
+    }
 
     assert (tmp_path / "where.txt").read_text() == f"{tmp_path}\n"
-    names = {line.partition("=")[0]: line.partition("=")[2] for line in (tmp_path / "env.txt").read_text().splitlines()}
-    assert (names.get("HOOK_PROBE"), names.get("ANTHROPIC_API_KEY"), names.get("ANTHROPIC_AUTH_TOKEN")) == (
-        "seen", None, None)
+    names = {
+        line.partition("=")[0]: line.partition("=")[2]
+        for line in (tmp_path / "env.txt").read_text().splitlines()
+    }
+    assert (
+        names.get("HOOK_PROBE"),
+        names.get("ANTHROPIC_API_KEY"),
+        names.get("ANTHROPIC_AUTH_TOKEN"),
+    ) == ("seen", None, None)
 
 
 def test_command_hook_decisions_directly(chapter, tmp_path):
-    event = {"hook_event_name": "Stop", "cwd": str(tmp_path), "stop_hook_active": False, "last_message": "x"}
+    event = {
+        "hook_event_name": "Stop",
+        "cwd": str(tmp_path),
+        "stop_hook_active": False,
+        "last_message": "x",
+    }
     assert chapter.command_hook("cat > /dev/null")(event) is None
     assert chapter.command_hook("""echo '{"context": "c"}'""")(event) == {"context": "c"}
-    assert chapter.command_hook("echo '  Why.  ' >&2; exit 2")(event) == {"decision": "block", "reason": "Why."}
+    assert chapter.command_hook("echo '  Why.  ' >&2; exit 2")(event) == {
+        "decision": "block",
+        "reason": "Why.",
+    }
     with pytest.raises(chapter.HookError) as raised:
         chapter.command_hook("echo bad >&2; exit 3")(event)
     assert str(raised.value) == "exit code 3: bad"
@@ -467,7 +617,9 @@ def _alive(pid):
     return state not in ("Z", "X")
 
 
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to see whether a process runs")
+@pytest.mark.skipif(
+    not Path("/proc/self/stat").exists(), reason="needs /proc to see whether a process runs"
+)
 def test_a_timed_out_command_hook_leaves_nothing_running(chapter, tmp_path):
     hook = chapter.command_hook("sleep 30 & echo $! > child.pid; wait", timeout=0.3)
     with pytest.raises(chapter.HookError):
@@ -489,21 +641,48 @@ ENTRY_SHAPE = 'each {} hook must be {{"command": "...", "matcher": "...", "timeo
 BAD_HOOKS = [
     ([], '"hooks" must be an object of events'),
     ("Stop", '"hooks" must be an object of events'),
-    ({"PreToolCall": [{"command": "true"}]}, f"unknown hook event 'PreToolCall'; the events are: {EVENTS}"),
+    (
+        {"PreToolCall": [{"command": "true"}]},
+        f"unknown hook event 'PreToolCall'; the events are: {EVENTS}",
+    ),
     ({"stop": [{"command": "true"}]}, f"unknown hook event 'stop'; the events are: {EVENTS}"),
     ({"Stop": [{"matcher": "*"}]}, ENTRY_SHAPE.format("Stop")),
     ({"Stop": [{"command": 5}]}, ENTRY_SHAPE.format("Stop")),
     ({"Stop": [{"command": "true", "cmd": "true"}]}, ENTRY_SHAPE.format("Stop")),
     ({"Stop": {"command": "true"}}, ENTRY_SHAPE.format("Stop")),
     ({"PostToolUse": ["true"]}, ENTRY_SHAPE.format("PostToolUse")),
-    ({"PreToolUse": [{"matcher": "[", "command": "true"}]}, "the matcher '[' of a PreToolUse hook is not a regex"),
-    ({"PreToolUse": [{"matcher": "bash(", "command": "true"}]}, "the matcher 'bash(' of a PreToolUse hook is not a regex"),
-    ({"PreToolUse": [{"matcher": 5, "command": "true"}]}, "the matcher 5 of a PreToolUse hook is not a regex"),
-    ({"Stop": [{"command": "true", "timeout": 0}]}, "the timeout of a Stop hook must be a positive number"),
-    ({"Stop": [{"command": "true", "timeout": -1}]}, "the timeout of a Stop hook must be a positive number"),
-    ({"Stop": [{"command": "true", "timeout": "5"}]}, "the timeout of a Stop hook must be a positive number"),
-    ({"Stop": [{"command": "true", "timeout": True}]}, "the timeout of a Stop hook must be a positive number"),
-    ({"Stop": [{"command": "true", "timeout": None}]}, "the timeout of a Stop hook must be a positive number"),
+    (
+        {"PreToolUse": [{"matcher": "[", "command": "true"}]},
+        "the matcher '[' of a PreToolUse hook is not a regex",
+    ),
+    (
+        {"PreToolUse": [{"matcher": "bash(", "command": "true"}]},
+        "the matcher 'bash(' of a PreToolUse hook is not a regex",
+    ),
+    (
+        {"PreToolUse": [{"matcher": 5, "command": "true"}]},
+        "the matcher 5 of a PreToolUse hook is not a regex",
+    ),
+    (
+        {"Stop": [{"command": "true", "timeout": 0}]},
+        "the timeout of a Stop hook must be a positive number",
+    ),
+    (
+        {"Stop": [{"command": "true", "timeout": -1}]},
+        "the timeout of a Stop hook must be a positive number",
+    ),
+    (
+        {"Stop": [{"command": "true", "timeout": "5"}]},
+        "the timeout of a Stop hook must be a positive number",
+    ),
+    (
+        {"Stop": [{"command": "true", "timeout": True}]},
+        "the timeout of a Stop hook must be a positive number",
+    ),
+    (
+        {"Stop": [{"command": "true", "timeout": None}]},
+        "the timeout of a Stop hook must be a positive number",
+    ),
 ]
 
 
@@ -540,7 +719,10 @@ def test_the_program_stops_with_one_line_on_bad_hook_settings(tmp_path):
     done = run_chapter("s04_hooks", "--offline", "--workdir", str(tmp_path), "x")
 
     assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr == f"s04_hooks: {path}: unknown hook event 'BeforeTool'; the events are: {EVENTS}\n"
+    assert (
+        done.stderr
+        == f"s04_hooks: {path}: unknown hook event 'BeforeTool'; the events are: {EVENTS}\n"
+    )
 
 
 # ---- done when: a command hook blocks a call in an offline run ---------------------------
@@ -566,8 +748,19 @@ def test_done_when_a_command_hook_blocks_a_bash_call(tmp_path):
     (workdir / ".agent" / "settings.json").write_text(json.dumps(
         {"hooks": {"PreToolUse": [{"matcher": "bash", "command": hook}]}}))
 
-    done = run_chapter("s04_hooks", "--offline", "--mode", "bypass", "--workdir", str(workdir), "--script", str(script),
-                       "--trace", str(trace), "fetch the style guide")
+    done = run_chapter(
+        "s04_hooks",
+        "--offline",
+        "--mode",
+        "bypass",
+        "--workdir",
+        str(workdir),
+        "--script",
+        str(script),
+        "--trace",
+        str(trace),
+        "fetch the style guide",
+    )
 
     assert (done.returncode, done.stderr) == (0, "")
     assert [call["request"]["messages"][-1] for call in read_trace(trace)] == [

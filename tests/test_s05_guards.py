@@ -12,7 +12,17 @@ import json
 import pytest
 
 import support
-from support import FakeClient, assistant, load_chapter, new_session, reply, result, text, tool_use, user
+from support import (
+    FakeClient,
+    assistant,
+    load_chapter,
+    new_session,
+    reply,
+    result,
+    text,
+    tool_use,
+    user,
+)
 from test_s05_todo_write import INVALID, OLD
 
 CHAPTERS = [name for name in support.PRESENT if name >= "s05"]
@@ -50,7 +60,9 @@ GOOD = [{"content": "Write", "status": "in_progress"}]
 def test_a_deny_rule_stops_todo_write(chapter, tmp_path, keyboard):
     call = tool_use("t1", "todo_write", {"todos": GOOD})
     client = FakeClient(reply(call), reply(text("OK.")))
-    session = new_session(chapter, client, tmp_path, settings={"permissions": {"deny": ["todo_write"]}})
+    session = new_session(
+        chapter, client, tmp_path, settings={"permissions": {"deny": ["todo_write"]}}
+    )
 
     assert run_one_todo_write(chapter, session, client) == user(
         result("t1", "Denied by the rule 'todo_write' in .agent/settings.json.", is_error=True))
@@ -63,9 +75,12 @@ def test_a_pretooluse_hook_stops_todo_write(chapter, tmp_path, keyboard):
     client = FakeClient(reply(call), reply(text("OK.")))
     session = new_session(chapter, client, tmp_path)
     seen = []
-    chapter.add_hook(session, "PreToolUse",
-                     lambda event: seen.append(event["tool_name"]) or {"decision": "block", "reason": "not now"},
-                     "todo_write")
+    chapter.add_hook(
+        session,
+        "PreToolUse",
+        lambda event: seen.append(event["tool_name"]) or {"decision": "block", "reason": "not now"},
+        "todo_write",
+    )
 
     assert run_one_todo_write(chapter, session, client) == user(
         result("t1", "Blocked by a PreToolUse hook: not now", is_error=True))

@@ -7,11 +7,27 @@ import shutil
 
 import pytest
 
-from support import (ROOT, FakeClient, assistant, load_chapter, new_session, read_trace, reply, request,
-                     result, run_chapter, text, tool_use, user, wire)
+from support import (
+    ROOT,
+    FakeClient,
+    assistant,
+    load_chapter,
+    new_session,
+    read_trace,
+    reply,
+    request,
+    result,
+    run_chapter,
+    text,
+    tool_use,
+    user,
+    wire,
+)
 
 REMINDER = {"type": "text", "text": "<reminder>Update your todos.</reminder>"}
-OLD = [{"content": "Old item", "status": "pending"}]  # the list a failed todo_write must leave alone
+OLD = [
+    {"content": "Old item", "status": "pending"}
+]  # the list a failed todo_write must leave alone
 NOT_A_LIST = "todos must be a list of items; this string is not a JSON array."
 
 
@@ -33,14 +49,22 @@ def todo(id, todos):
 
 
 def calls_for(chapter, session, history):
-    """The requests of a turn whose history only grew: each call saw everything before the reply it got."""
-    return [request(chapter, session, history[:i]) for i, message in enumerate(history) if message["role"] == "assistant"]
+    """The requests of a turn whose history only grew: each call saw everything before the reply it
+    got."""
+    return [
+        request(chapter, session, history[:i])
+        for i, message in enumerate(history)
+        if message["role"] == "assistant"
+    ]
 
 
 GOOD = [{"content": "Read a.txt", "status": "in_progress", "activeForm": "Reading a.txt"},
         {"content": "Report", "status": "pending"}]
 GOOD_RENDERED = "[>] Reading a.txt\n[ ] Report\n(0/2 completed)"
-TWO_BUSY = [{"content": "Read a.txt", "status": "in_progress"}, {"content": "Report", "status": "in_progress"}]
+TWO_BUSY = [
+    {"content": "Read a.txt", "status": "in_progress"},
+    {"content": "Report", "status": "in_progress"},
+]
 TWO_BUSY_ERROR = "Items 1, 2 are all in_progress; at most one item may be in progress."
 
 
@@ -58,7 +82,9 @@ def three_rounds_then_done():
 
 
 def test_the_reminder_ends_the_third_rounds_user_turn(s05, workdir, keyboard):
-    client = FakeClient(reply(read("t1")), reply(read("t2")), reply(read("t3")), reply(text("Done.")))
+    client = FakeClient(
+        reply(read("t1")), reply(read("t2")), reply(read("t3")), reply(text("Done."))
+    )
     session = new_session(s05, client, workdir)
 
     assert s05.run_turn(session, "look") is True
@@ -71,8 +97,14 @@ def test_the_reminder_ends_the_third_rounds_user_turn(s05, workdir, keyboard):
 
 
 def test_a_todo_write_that_passes_moves_the_reminder(s05, workdir, keyboard):
-    client = FakeClient(reply(read("t1")), reply(todo("t2", GOOD)), reply(read("t3")), reply(read("t4")),
-                        reply(read("t5")), reply(text("Done.")))
+    client = FakeClient(
+        reply(read("t1")),
+        reply(todo("t2", GOOD)),
+        reply(read("t3")),
+        reply(read("t4")),
+        reply(read("t5")),
+        reply(text("Done.")),
+    )
     session = new_session(s05, client, workdir)
 
     s05.run_turn(session, "look")
@@ -92,7 +124,9 @@ def test_a_todo_write_that_passes_moves_the_reminder(s05, workdir, keyboard):
 
 
 def test_a_failed_todo_write_does_not_reset_the_count(s05, workdir, keyboard):
-    client = FakeClient(reply(read("t1")), reply(todo("t2", TWO_BUSY)), reply(read("t3")), reply(text("Done.")))
+    client = FakeClient(
+        reply(read("t1")), reply(todo("t2", TWO_BUSY)), reply(read("t3")), reply(text("Done."))
+    )
     session = new_session(s05, client, workdir)
     session.todos = copy.deepcopy(OLD)
 
@@ -118,7 +152,10 @@ def test_the_reminder_fires_again_three_rounds_later(s05, workdir, keyboard):
 
     history = [user(text("look"))]
     for n in range(1, 8):
-        history += [assistant(read(f"t{n}")), user(read_result(f"t{n}"), *([REMINDER] if n in (3, 6) else []))]
+        history += [
+            assistant(read(f"t{n}")),
+            user(read_result(f"t{n}"), *([REMINDER] if n in (3, 6) else [])),
+        ]
     history.append(assistant(text("Done.")))
     assert client.calls == calls_for(s05, session, history)
     assert session.messages == history
@@ -138,9 +175,12 @@ def test_parallel_tool_uses_are_one_round(s05, workdir, keyboard):
 
     history = [
         user(text("look")),
-        assistant(read("t1"), read("t2"), read("t3")), user(read_result("t1"), read_result("t2"), read_result("t3")),
-        assistant(read("t4")), user(read_result("t4")),
-        assistant(read("t5"), read("t6")), user(read_result("t5"), read_result("t6"), REMINDER),
+        assistant(read("t1"), read("t2"), read("t3")),
+        user(read_result("t1"), read_result("t2"), read_result("t3")),
+        assistant(read("t4")),
+        user(read_result("t4")),
+        assistant(read("t5"), read("t6")),
+        user(read_result("t5"), read_result("t6"), REMINDER),
         assistant(text("Done.")),
     ]
     assert client.calls == calls_for(s05, session, history)
@@ -148,20 +188,33 @@ def test_parallel_tool_uses_are_one_round(s05, workdir, keyboard):
 
 
 def test_a_todo_write_beside_other_calls_resets_the_count(s05, workdir, keyboard):
-    client = FakeClient(reply(read("t1")), reply(read("t2")), reply(read("t3"), todo("t4", GOOD)),
-                        reply(read("t5")), reply(read("t6")), reply(read("t7")), reply(text("Done.")))
+    client = FakeClient(
+        reply(read("t1")),
+        reply(read("t2")),
+        reply(read("t3"), todo("t4", GOOD)),
+        reply(read("t5")),
+        reply(read("t6")),
+        reply(read("t7")),
+        reply(text("Done.")),
+    )
     session = new_session(s05, client, workdir)
 
     s05.run_turn(session, "look")
 
     history = [
         user(text("look")),
-        assistant(read("t1")), user(read_result("t1")),
-        assistant(read("t2")), user(read_result("t2")),
-        assistant(read("t3"), todo("t4", GOOD)), user(read_result("t3"), result("t4", GOOD_RENDERED)),
-        assistant(read("t5")), user(read_result("t5")),
-        assistant(read("t6")), user(read_result("t6")),
-        assistant(read("t7")), user(read_result("t7"), REMINDER),
+        assistant(read("t1")),
+        user(read_result("t1")),
+        assistant(read("t2")),
+        user(read_result("t2")),
+        assistant(read("t3"), todo("t4", GOOD)),
+        user(read_result("t3"), result("t4", GOOD_RENDERED)),
+        assistant(read("t5")),
+        user(read_result("t5")),
+        assistant(read("t6")),
+        user(read_result("t6")),
+        assistant(read("t7")),
+        user(read_result("t7"), REMINDER),
         assistant(text("Done.")),
     ]
     assert client.calls == calls_for(s05, session, history)
@@ -199,50 +252,107 @@ def items(count):
 
 VALID = [
     pytest.param([], [], "(0/0 completed)", id="empty-list-clears"),
-    pytest.param(items(20), items(20), "\n".join(f"[ ] Item {n}" for n in range(1, 21)) + "\n(0/20 completed)",
-                 id="twenty-items"),
-    pytest.param([{"content": "  Run the tests \n", "status": "completed"}],
-                 [{"content": "Run the tests", "status": "completed"}], "[x] Run the tests\n(1/1 completed)",
-                 id="content-trimmed"),
-    pytest.param([{"content": "Write", "status": "pending", "activeForm": "Writing"}],
-                 [{"content": "Write", "status": "pending", "activeForm": "Writing"}], "[ ] Write\n(0/1 completed)",
-                 id="activeForm-on-pending"),
-    pytest.param([{"content": "Write", "status": "in_progress"}, {"content": "Test", "status": "pending"}],
-                 [{"content": "Write", "status": "in_progress"}, {"content": "Test", "status": "pending"}],
-                 "[>] Write\n[ ] Test\n(0/2 completed)", id="one-in-progress-no-activeForm"),
-    pytest.param('[{"content": "Write", "status": "in_progress", "activeForm": "Writing"}]',
-                 [{"content": "Write", "status": "in_progress", "activeForm": "Writing"}],
-                 "[>] Writing\n(0/1 completed)", id="json-array-string"),
-    pytest.param("[{'content': 'Write', 'status': 'completed'}, {'content': 'Test', 'status': 'pending'}]",
-                 [{"content": "Write", "status": "completed"}, {"content": "Test", "status": "pending"}],
-                 "[x] Write\n[ ] Test\n(1/2 completed)", id="python-literal-string"),
+    pytest.param(
+        items(20),
+        items(20),
+        "\n".join(f"[ ] Item {n}" for n in range(1, 21)) + "\n(0/20 completed)",
+        id="twenty-items",
+    ),
+    pytest.param(
+        [{"content": "  Run the tests \n", "status": "completed"}],
+        [{"content": "Run the tests", "status": "completed"}],
+        "[x] Run the tests\n(1/1 completed)",
+        id="content-trimmed",
+    ),
+    pytest.param(
+        [{"content": "Write", "status": "pending", "activeForm": "Writing"}],
+        [{"content": "Write", "status": "pending", "activeForm": "Writing"}],
+        "[ ] Write\n(0/1 completed)",
+        id="activeForm-on-pending",
+    ),
+    pytest.param(
+        [{"content": "Write", "status": "in_progress"}, {"content": "Test", "status": "pending"}],
+        [{"content": "Write", "status": "in_progress"}, {"content": "Test", "status": "pending"}],
+        "[>] Write\n[ ] Test\n(0/2 completed)",
+        id="one-in-progress-no-activeForm",
+    ),
+    pytest.param(
+        '[{"content": "Write", "status": "in_progress", "activeForm": "Writing"}]',
+        [{"content": "Write", "status": "in_progress", "activeForm": "Writing"}],
+        "[>] Writing\n(0/1 completed)",
+        id="json-array-string",
+    ),
+    pytest.param(
+        "[{'content': 'Write', 'status': 'completed'}, {'content': 'Test', 'status': 'pending'}]",
+        [{"content": "Write", "status": "completed"}, {"content": "Test", "status": "pending"}],
+        "[x] Write\n[ ] Test\n(1/2 completed)",
+        id="python-literal-string",
+    ),
 ]
 
 INVALID = [
     pytest.param(items(21), "A todo list holds at most 20 items; this one has 21.", id="21-items"),
-    pytest.param(["Write"], "Item 1 must be an object with content and status.", id="item-a-string"),
-    pytest.param([{"content": "Write", "status": "pending"}, ["Test", "pending"]],
-                 "Item 2 must be an object with content and status.", id="item-2-a-list"),
+    pytest.param(
+        ["Write"], "Item 1 must be an object with content and status.", id="item-a-string"
+    ),
+    pytest.param(
+        [{"content": "Write", "status": "pending"}, ["Test", "pending"]],
+        "Item 2 must be an object with content and status.",
+        id="item-2-a-list",
+    ),
     pytest.param([{"status": "pending"}], "Item 1 needs a non-empty content.", id="no-content"),
-    pytest.param([{"content": " \n ", "status": "pending"}], "Item 1 needs a non-empty content.", id="blank-content"),
-    pytest.param([{"content": 7, "status": "pending"}], "Item 1 needs a non-empty content.", id="content-a-number"),
-    pytest.param([{"content": "Write", "status": "done"}],
-                 "Item 1 has status 'done'; the statuses are pending, in_progress, completed.", id="unknown-status"),
-    pytest.param([{"content": "Write"}],
-                 "Item 1 has status None; the statuses are pending, in_progress, completed.", id="no-status"),
-    pytest.param([{"content": "Write", "status": "pending", "priority": "high"}],
-                 "Item 1 has an unknown field 'priority'; the fields are content, status, activeForm.",
-                 id="unknown-field"),
-    pytest.param([{"content": "Write", "status": "in_progress", "activeForm": ""}],
-                 "Item 1 has an activeForm that is not a non-empty string.", id="empty-activeForm"),
-    pytest.param([{"content": "Write", "status": "in_progress", "activeForm": "   "}],
-                 "Item 1 has an activeForm that is not a non-empty string.", id="blank-activeForm"),
-    pytest.param([{"content": "Write", "status": "in_progress", "activeForm": 3}],
-                 "Item 1 has an activeForm that is not a non-empty string.", id="activeForm-a-number"),
-    pytest.param([{"content": "A", "status": "in_progress"}, {"content": "B", "status": "pending"},
-                  {"content": "C", "status": "in_progress"}],
-                 "Items 1, 3 are all in_progress; at most one item may be in progress.", id="two-in-progress"),
-    pytest.param({"content": "Write", "status": "pending"}, "todos must be a list of items.", id="an-object"),
+    pytest.param(
+        [{"content": " \n ", "status": "pending"}],
+        "Item 1 needs a non-empty content.",
+        id="blank-content",
+    ),
+    pytest.param(
+        [{"content": 7, "status": "pending"}],
+        "Item 1 needs a non-empty content.",
+        id="content-a-number",
+    ),
+    pytest.param(
+        [{"content": "Write", "status": "done"}],
+        "Item 1 has status 'done'; the statuses are pending, in_progress, completed.",
+        id="unknown-status",
+    ),
+    pytest.param(
+        [{"content": "Write"}],
+        "Item 1 has status None; the statuses are pending, in_progress, completed.",
+        id="no-status",
+    ),
+    pytest.param(
+        [{"content": "Write", "status": "pending", "priority": "high"}],
+        "Item 1 has an unknown field 'priority'; the fields are content, status, activeForm.",
+        id="unknown-field",
+    ),
+    pytest.param(
+        [{"content": "Write", "status": "in_progress", "activeForm": ""}],
+        "Item 1 has an activeForm that is not a non-empty string.",
+        id="empty-activeForm",
+    ),
+    pytest.param(
+        [{"content": "Write", "status": "in_progress", "activeForm": "   "}],
+        "Item 1 has an activeForm that is not a non-empty string.",
+        id="blank-activeForm",
+    ),
+    pytest.param(
+        [{"content": "Write", "status": "in_progress", "activeForm": 3}],
+        "Item 1 has an activeForm that is not a non-empty string.",
+        id="activeForm-a-number",
+    ),
+    pytest.param(
+        [
+            {"content": "A", "status": "in_progress"},
+            {"content": "B", "status": "pending"},
+            {"content": "C", "status": "in_progress"},
+        ],
+        "Items 1, 3 are all in_progress; at most one item may be in progress.",
+        id="two-in-progress",
+    ),
+    pytest.param(
+        {"content": "Write", "status": "pending"}, "todos must be a list of items.", id="an-object"
+    ),
     pytest.param(5, "todos must be a list of items.", id="a-number"),
     pytest.param("write the tests, then run them", NOT_A_LIST, id="garbage-string"),
     pytest.param('{"content": "Write", "status": "pending"}', NOT_A_LIST, id="json-object-string"),
@@ -274,7 +384,12 @@ def test_a_valid_list_replaces_the_old_one(s05, tmp_path, keyboard, todos, store
 
     s05.run_turn(session, "plan")
 
-    history = [user(text("plan")), assistant(todo("t1", todos)), user(result("t1", rendered)), assistant(text("Listed."))]
+    history = [
+        user(text("plan")),
+        assistant(todo("t1", todos)),
+        user(result("t1", rendered)),
+        assistant(text("Listed.")),
+    ]
     assert client.calls == calls_for(s05, session, history)
     assert session.messages == history
     assert session.todos == stored
@@ -289,8 +404,12 @@ def test_an_invalid_list_keeps_the_old_one(s05, tmp_path, keyboard, todos, error
 
     s05.run_turn(session, "plan")
 
-    history = [user(text("plan")), assistant(todo("t1", todos)), user(result("t1", error, is_error=True)),
-               assistant(text("Hm."))]
+    history = [
+        user(text("plan")),
+        assistant(todo("t1", todos)),
+        user(result("t1", error, is_error=True)),
+        assistant(text("Hm.")),
+    ]
     assert client.calls == calls_for(s05, session, history)
     assert session.messages == history
     assert session.todos == OLD
@@ -300,7 +419,10 @@ def test_an_invalid_list_keeps_the_old_one(s05, tmp_path, keyboard, todos, error
 HARMFUL = [
     pytest.param("__import__('os').system('touch {path}')", id="a-call"),
     pytest.param("[__import__('os').system('touch {path}')]", id="a-list-with-a-call"),
-    pytest.param("[{{'content': __import__('os').system('touch {path}'), 'status': 'pending'}}]", id="an-item-with-a-call"),
+    pytest.param(
+        "[{{'content': __import__('os').system('touch {path}'), 'status': 'pending'}}]",
+        id="an-item-with-a-call",
+    ),
 ]
 
 
@@ -318,8 +440,12 @@ def test_a_string_that_would_run_code_runs_nothing(s05, tmp_path, keyboard, monk
     s05.run_turn(session, "plan")
 
     assert not target.exists()
-    assert session.messages == [user(text("plan")), assistant(todo("t1", payload)),
-                                user(result("t1", NOT_A_LIST, is_error=True)), assistant(text("Hm."))]
+    assert session.messages == [
+        user(text("plan")),
+        assistant(todo("t1", payload)),
+        user(result("t1", NOT_A_LIST, is_error=True)),
+        assistant(text("Hm.")),
+    ]
     assert session.todos == OLD
     with pytest.raises(s05.ToolError) as caught:
         s05.validate_todos(payload)
@@ -334,7 +460,9 @@ def test_todo_write_needs_its_field(s05, tmp_path, keyboard):
 
     s05.run_turn(session, "plan")
 
-    assert session.messages[2] == user(result("t1", "todo_write needs the field 'todos'.", is_error=True))
+    assert session.messages[2] == user(
+        result("t1", "todo_write needs the field 'todos'.", is_error=True)
+    )
     assert session.todos == OLD
 
 
@@ -348,14 +476,28 @@ MIXED = [
 ]
 
 
-@pytest.mark.parametrize("todos, rendered", [
-    pytest.param(MIXED, "[x] Plan\n[>] Building\n[ ] Test\n[ ] Ship\n(1/4 completed)", id="mixed"),
-    pytest.param([{"content": "Build", "status": "in_progress"}, {"content": "Plan", "status": "completed"}],
-                 "[>] Build\n[x] Plan\n(1/2 completed)", id="in-progress-without-activeForm"),
-    pytest.param([{"content": "A", "status": "completed"}, {"content": "B", "status": "completed"}],
-                 "[x] A\n[x] B\n(2/2 completed)", id="all-done"),
-    pytest.param([], "(0/0 completed)", id="empty"),
-])
+@pytest.mark.parametrize(
+    "todos, rendered",
+    [
+        pytest.param(
+            MIXED, "[x] Plan\n[>] Building\n[ ] Test\n[ ] Ship\n(1/4 completed)", id="mixed"
+        ),
+        pytest.param(
+            [
+                {"content": "Build", "status": "in_progress"},
+                {"content": "Plan", "status": "completed"},
+            ],
+            "[>] Build\n[x] Plan\n(1/2 completed)",
+            id="in-progress-without-activeForm",
+        ),
+        pytest.param(
+            [{"content": "A", "status": "completed"}, {"content": "B", "status": "completed"}],
+            "[x] A\n[x] B\n(2/2 completed)",
+            id="all-done",
+        ),
+        pytest.param([], "(0/0 completed)", id="empty"),
+    ],
+)
 def test_render_todos(s05, todos, rendered):
     assert s05.render_todos(todos) == rendered
 
@@ -370,12 +512,17 @@ def test_slash_todos_prints_the_current_list(s05, tmp_path, keyboard, capsys):
     s05.run_turn(session, "plan")
     capsys.readouterr()
     s05.run_command(session, "/todos")
-    assert capsys.readouterr().out == "[x] Plan\n[>] Building\n[ ] Test\n[ ] Ship\n(1/4 completed)\n"
+    assert (
+        capsys.readouterr().out == "[x] Plan\n[>] Building\n[ ] Test\n[ ] Ship\n(1/4 completed)\n"
+    )
 
 
 def test_todo_write_runs_without_asking_in_default_mode(s05, tmp_path, keyboard):
-    client = FakeClient(reply(todo("t1", GOOD)), reply(tool_use("t2", "write_file", {"path": "b.txt", "content": "b"})),
-                        reply(text("Stopped.")))
+    client = FakeClient(
+        reply(todo("t1", GOOD)),
+        reply(tool_use("t2", "write_file", {"path": "b.txt", "content": "b"})),
+        reply(text("Stopped.")),
+    )
     session = new_session(s05, client, tmp_path)
     keyboard.feed("n")
     assert session.mode == "default"
@@ -384,11 +531,16 @@ def test_todo_write_runs_without_asking_in_default_mode(s05, tmp_path, keyboard)
 
     # Only the write asked; todo_write did not.
     assert keyboard.asked == ["    [y] yes  [a] always (saved to .agent/settings.json)  [n] no: "]
-    denied = "The user denied this call. Do not try it again as it is; ask the user, or find another way."
+    denied = (
+        "The user denied this call. Do not try it again as it is; ask the user, "
+        "or find another way."
+    )
     assert session.messages == [
         user(text("plan")),
-        assistant(todo("t1", GOOD)), user(result("t1", GOOD_RENDERED)),
-        assistant(tool_use("t2", "write_file", {"path": "b.txt", "content": "b"})), user(result("t2", denied, is_error=True)),
+        assistant(todo("t1", GOOD)),
+        user(result("t1", GOOD_RENDERED)),
+        assistant(tool_use("t2", "write_file", {"path": "b.txt", "content": "b"})),
+        user(result("t2", denied, is_error=True)),
         assistant(text("Stopped.")),
     ]
     assert session.todos == GOOD
@@ -396,16 +548,26 @@ def test_todo_write_runs_without_asking_in_default_mode(s05, tmp_path, keyboard)
 
 
 def test_todo_write_is_offered_to_the_model(s05):
-    assert [tool["name"] for tool in s05.TOOLS] == ["bash", "read_file", "write_file", "edit_file", "glob", "todo_write"]
+    assert [tool["name"] for tool in s05.TOOLS] == [
+        "bash",
+        "read_file",
+        "write_file",
+        "edit_file",
+        "glob",
+        "todo_write",
+    ]
     assert s05.TOOLS[-1]["input_schema"]["required"] == ["todos"]
-    assert s05.TOOLS[-1]["input_schema"]["properties"]["todos"]["items"]["properties"]["status"]["enum"] == [
-        "pending", "in_progress", "completed"]
+    assert s05.TOOLS[-1]["input_schema"]["properties"]["todos"]["items"]["properties"]["status"][
+        "enum"
+    ] == ["pending", "in_progress", "completed"]
 
 
 # ---- through the real SDK ------------------------------------------------------------
 
 def test_the_reminder_on_the_wire(s05, workdir, keyboard):
-    bodies, client = wire([reply(read("t1")), reply(read("t2")), reply(read("t3")), reply(text("Done."))])
+    bodies, client = wire(
+        [reply(read("t1")), reply(read("t2")), reply(read("t3")), reply(text("Done."))]
+    )
     session = new_session(s05, client, workdir)
 
     assert s05.run_turn(session, "look") is True
@@ -418,7 +580,10 @@ def test_the_reminder_on_the_wire(s05, workdir, keyboard):
         "tools": s05.TOOLS,
         "messages": history[:7],
     }
-    assert bodies[3]["messages"][-1]["content"][-1] == {"type": "text", "text": "<reminder>Update your todos.</reminder>"}
+    assert bodies[3]["messages"][-1]["content"][-1] == {
+        "type": "text",
+        "text": "<reminder>Update your todos.</reminder>",
+    }
     assert bodies == calls_for(s05, session, history)
     assert session.messages == history
 
@@ -431,7 +596,9 @@ def test_offline_scenario_the_list_evolves_and_the_reminder_fires_once(tmp_path)
     shutil.copytree(ROOT / "s05_todo_write" / "workspace", work)
     prompt = json.loads((ROOT / "s05_todo_write" / "scenario.json").read_text())["prompt"]
 
-    done = run_chapter("s05_todo_write", "--offline", "--workdir", str(work), "--trace", str(trace), prompt)
+    done = run_chapter(
+        "s05_todo_write", "--offline", "--workdir", str(work), "--trace", str(trace), prompt
+    )
 
     assert (done.returncode, done.stderr) == (0, "")
     calls = read_trace(trace)
@@ -441,37 +608,77 @@ def test_offline_scenario_the_list_evolves_and_the_reminder_fires_once(tmp_path)
                      if REMINDER in call["request"]["messages"][-1]["content"]]
     assert with_reminder == [7]
     everything = calls[-1]["request"]["messages"]
-    assert [number for number, message in enumerate(everything) if REMINDER in message["content"]] == [14]
+    assert [
+        number for number, message in enumerate(everything) if REMINDER in message["content"]
+    ] == [14]
     assert everything[14]["content"][-1] == REMINDER
     # Every tool result, in order (the test run's timing made steady).
-    results = [(block["tool_use_id"], re.sub(r"in \d+\.\d+s", "in Ns", block["content"]), block.get("is_error", False))
-               for message in everything if message["role"] == "user"
-               for block in message["content"] if block["type"] == "tool_result"]
+    results = [
+        (
+            block["tool_use_id"],
+            re.sub(r"in \d+\.\d+s", "in Ns", block["content"]),
+            block.get("is_error", False),
+        )
+        for message in everything
+        if message["role"] == "user"
+        for block in message["content"]
+        if block["type"] == "tool_result"
+    ]
     assert results == [
-        ("toolu_01", "[>] Renaming count() in shop.py\n[ ] Update test_shop.py\n[ ] Update README.md\n"
-                     "[ ] Run the tests\n(0/4 completed)", False),
+        (
+            "toolu_01",
+            "[>] Renaming count() in shop.py\n[ ] Update test_shop.py\n[ ] Update README.md\n"
+            "[ ] Run the tests\n(0/4 completed)",
+            False,
+        ),
         ("toolu_02", "Replaced 1 occurrence in shop.py.", False),
         ("toolu_03", "Items 1, 2 are all in_progress; at most one item may be in progress.", True),
-        ("toolu_04", "[x] Rename count() in shop.py\n[>] Updating test_shop.py\n[ ] Update README.md\n"
-                     "[ ] Run the tests\n(1/4 completed)", False),
+        (
+            "toolu_04",
+            "[x] Rename count() in shop.py\n[>] Updating test_shop.py\n[ ] Update README.md\n"
+            "[ ] Run the tests\n(1/4 completed)",
+            False,
+        ),
         ("toolu_05", "Replaced 3 occurrences in test_shop.py.", False),
         ("toolu_06", "Replaced 1 occurrence in README.md.", False),
-        ("toolu_07", "----------------------------------------------------------------------\n"
-                     "Ran 1 test in Ns\n\nOK\n[exit code: 0]", False),
-        ("toolu_08", "[x] Rename count() in shop.py\n[x] Update test_shop.py\n[x] Update README.md\n"
-                     "[x] Run the tests\n(4/4 completed)", False),
+        (
+            "toolu_07",
+            "----------------------------------------------------------------------\n"
+            "Ran 1 test in Ns\n\nOK\n[exit code: 0]",
+            False,
+        ),
+        (
+            "toolu_08",
+            "[x] Rename count() in shop.py\n[x] Update test_shop.py\n[x] Update README.md\n"
+            "[x] Run the tests\n(4/4 completed)",
+            False,
+        ),
     ]
     # The list as the learner sees it evolve.
-    shown = [line.strip() for line in done.stdout.splitlines()
-             if re.fullmatch(r"\s+(\[[ >x]\] .*|\(\d+/\d+ completed\)|error: Items .*|<reminder>.*)", line)]
+    shown = [
+        line.strip()
+        for line in done.stdout.splitlines()
+        if re.fullmatch(
+            r"\s+(\[[ >x]\] .*|\(\d+/\d+ completed\)|error: Items .*|<reminder>.*)", line
+        )
+    ]
     assert shown == [
-        "[>] Renaming count() in shop.py", "[ ] Update test_shop.py", "[ ] Update README.md", "[ ] Run the tests",
+        "[>] Renaming count() in shop.py",
+        "[ ] Update test_shop.py",
+        "[ ] Update README.md",
+        "[ ] Run the tests",
         "(0/4 completed)",
         "error: Items 1, 2 are all in_progress; at most one item may be in progress.",
-        "[x] Rename count() in shop.py", "[>] Updating test_shop.py", "[ ] Update README.md", "[ ] Run the tests",
+        "[x] Rename count() in shop.py",
+        "[>] Updating test_shop.py",
+        "[ ] Update README.md",
+        "[ ] Run the tests",
         "(1/4 completed)",
         "<reminder>Update your todos.</reminder>",
-        "[x] Rename count() in shop.py", "[x] Update test_shop.py", "[x] Update README.md", "[x] Run the tests",
+        "[x] Rename count() in shop.py",
+        "[x] Update test_shop.py",
+        "[x] Update README.md",
+        "[x] Run the tests",
         "(4/4 completed)",
     ]
     assert (work / "shop.py").read_text().startswith("def total(items):\n")

@@ -1,4 +1,5 @@
-"""s06_plan_mode: the plan-mode flag, its filter on tools and permissions, the reminders, plan approval."""
+"""s06_plan_mode: the plan-mode flag, its filter on tools and permissions, the reminders, plan "
+"approval."""
 
 import errno
 import json
@@ -10,10 +11,33 @@ from types import SimpleNamespace
 
 import pytest
 
-from support import (ROOT, FakeClient, assistant, load_chapter, new_session, read_trace, reply, request,
-                     result, run_chapter, text, tool_use, user, wire)
+from support import (
+    ROOT,
+    FakeClient,
+    assistant,
+    load_chapter,
+    new_session,
+    read_trace,
+    reply,
+    request,
+    result,
+    run_chapter,
+    text,
+    tool_use,
+    user,
+    wire,
+)
 
-ALL_TOOLS = ["bash", "read_file", "write_file", "edit_file", "glob", "todo_write", "enter_plan_mode", "exit_plan_mode"]
+ALL_TOOLS = [
+    "bash",
+    "read_file",
+    "write_file",
+    "edit_file",
+    "glob",
+    "todo_write",
+    "enter_plan_mode",
+    "exit_plan_mode",
+]
 PLAN_TOOLS = ["bash", "read_file", "glob", "todo_write", "exit_plan_mode"]
 
 ENTERED = (
@@ -26,8 +50,14 @@ ENTERED = (
     "4. Submit: call exit_plan_mode with the plan as markdown. The user approves it, "
     "answers with feedback, or rejects it.</reminder>"
 )
-STILL_ON = "<reminder>Plan mode is still on: read and plan only, then submit the plan with exit_plan_mode.</reminder>"
-ENDED = "<reminder>Plan mode has ended: the user approved the plan. You may change files now.</reminder>"
+STILL_ON = (
+    "<reminder>Plan mode is still on: read and plan only, then submit the plan with exit_plan_mode."
+    "</reminder>"
+)
+ENDED = (
+    "<reminder>Plan mode has ended: the user approved the plan. You may change files now."
+    "</reminder>"
+)
 TODO_REMINDER = "<reminder>Update your todos.</reminder>"
 
 ENTER_RESULT = "Plan mode is on. Explore, then submit your plan with exit_plan_mode."
@@ -45,8 +75,11 @@ PLAN_SAVED = "## Plan\n\n1. Change a.txt.\n2. Read it back.\n"  # the file: one 
 def denied(name):
     if name == "enter_plan_mode":
         return "Plan mode is already on. Explore, then submit your plan with exit_plan_mode."
-    return (f"Denied: plan mode is on, and {name} may change things. Only reading tools and read-only bash "
-            "run now. Finish the plan and submit it with exit_plan_mode.")
+    return (
+        f"Denied: plan mode is on, and {name} may change things. Only reading tools and read-only "
+        f"bash "
+        "run now. Finish the plan and submit it with exit_plan_mode."
+    )
 
 
 def approved(saved, plan=PLAN):
@@ -68,7 +101,11 @@ def req(s06, session, messages, plan):
 
 def files(root):
     """Every file under root, relative, with its text."""
-    return {path.relative_to(root).as_posix(): path.read_text() for path in sorted(Path(root).rglob("*")) if path.is_file()}
+    return {
+        path.relative_to(root).as_posix(): path.read_text()
+        for path in sorted(Path(root).rglob("*"))
+        if path.is_file()
+    }
 
 
 def read(id, path="a.txt"):
@@ -95,7 +132,9 @@ def test_the_tools_offered_in_and_out_of_plan_mode(s06, tmp_path):
     assert s06.tools_for(session) == s06.TOOLS
     session.plan_mode = True
     assert [tool["name"] for tool in s06.tools_for(session)] == PLAN_TOOLS
-    assert s06.build_request(session)["tools"] == [tool for tool in s06.TOOLS if tool["name"] in PLAN_TOOLS]
+    assert s06.build_request(session)["tools"] == [
+        tool for tool in s06.TOOLS if tool["name"] in PLAN_TOOLS
+    ]
     session.plan_mode = False
     assert [tool["name"] for tool in s06.build_request(session)["tools"]] == ALL_TOOLS
 
@@ -104,7 +143,9 @@ def test_the_tools_offered_in_and_out_of_plan_mode(s06, tmp_path):
 
 CHANGING_CALLS = [
     pytest.param("write_file", {"path": "new.txt", "content": "x"}, id="write_file"),
-    pytest.param("edit_file", {"path": "a.txt", "old_string": "hello", "new_string": "bye"}, id="edit_file"),
+    pytest.param(
+        "edit_file", {"path": "a.txt", "old_string": "hello", "new_string": "bye"}, id="edit_file"
+    ),
     pytest.param("bash", {"command": "touch new.txt"}, id="bash-touch"),
     pytest.param("bash", {"command": "echo hi > new.txt"}, id="bash-redirect"),
     pytest.param("bash", {"command": "ls && rm a.txt"}, id="bash-chain"),
@@ -116,7 +157,9 @@ def allow_everything(event):
     return {"decision": "allow"}
 
 
-@pytest.mark.parametrize("how", ["default", "accept_edits", "bypass", "hook-allow", "settings-allow"])
+@pytest.mark.parametrize(
+    "how", ["default", "accept_edits", "bypass", "hook-allow", "settings-allow"]
+)
 @pytest.mark.parametrize("name, tool_input", CHANGING_CALLS)
 def test_changing_calls_are_refused_in_plan_mode(s06, workdir, keyboard, how, name, tool_input):
     client = FakeClient(reply(tool_use("t1", name, tool_input)), reply(text("Understood.")))
@@ -124,17 +167,23 @@ def test_changing_calls_are_refused_in_plan_mode(s06, workdir, keyboard, how, na
     if how == "hook-allow":
         s06.add_hook(session, "PreToolUse", allow_everything)
     if how == "settings-allow":
-        session.settings = {"permissions": {"allow": ["write_file", "edit_file", "bash", "enter_plan_mode"]}}
+        session.settings = {
+            "permissions": {"allow": ["write_file", "edit_file", "bash", "enter_plan_mode"]}
+        }
     session.plan_mode = True
 
     assert s06.run_turn(session, "go") is True
 
     history = [
         user(text("go"), text(STILL_ON)),
-        assistant(tool_use("t1", name, tool_input)), user(result("t1", denied(name), is_error=True)),
+        assistant(tool_use("t1", name, tool_input)),
+        user(result("t1", denied(name), is_error=True)),
         assistant(text("Understood.")),
     ]
-    assert client.calls == [req(s06, session, history[:1], plan=True), req(s06, session, history[:3], plan=True)]
+    assert client.calls == [
+        req(s06, session, history[:1], plan=True),
+        req(s06, session, history[:3], plan=True),
+    ]
     assert session.messages == history
     assert files(workdir) == {"a.txt": "hello\n"}
     assert keyboard.asked == []
@@ -143,8 +192,12 @@ def test_changing_calls_are_refused_in_plan_mode(s06, workdir, keyboard, how, na
 
 
 def test_reading_calls_run_in_plan_mode_without_asking(s06, workdir, keyboard):
-    calls = [read("t1"), tool_use("t2", "glob", {"pattern": "*.txt"}), tool_use("t3", "bash", {"command": "ls"}),
-             tool_use("t4", "bash", {"command": "cat a.txt | wc -l"})]
+    calls = [
+        read("t1"),
+        tool_use("t2", "glob", {"pattern": "*.txt"}),
+        tool_use("t3", "bash", {"command": "ls"}),
+        tool_use("t4", "bash", {"command": "cat a.txt | wc -l"}),
+    ]
     client = FakeClient(reply(*calls), reply(text("Read.")))
     session = new_session(s06, client, workdir)
     session.plan_mode = True
@@ -154,11 +207,18 @@ def test_reading_calls_run_in_plan_mode_without_asking(s06, workdir, keyboard):
     history = [
         user(text("look"), text(STILL_ON)),
         assistant(*calls),
-        user(result("t1", "     1\thello"), result("t2", "a.txt"), result("t3", "a.txt\n[exit code: 0]"),
-             result("t4", "1\n[exit code: 0]")),
+        user(
+            result("t1", "     1\thello"),
+            result("t2", "a.txt"),
+            result("t3", "a.txt\n[exit code: 0]"),
+            result("t4", "1\n[exit code: 0]"),
+        ),
         assistant(text("Read.")),
     ]
-    assert client.calls == [req(s06, session, history[:1], plan=True), req(s06, session, history[:3], plan=True)]
+    assert client.calls == [
+        req(s06, session, history[:1], plan=True),
+        req(s06, session, history[:3], plan=True),
+    ]
     assert session.messages == history
     assert keyboard.asked == []
 
@@ -220,12 +280,17 @@ def test_the_model_enters_plan_mode(s06, workdir, keyboard, capsys):
     assert session.messages == history
     assert session.plan_mode is True
     assert keyboard.asked == []  # entering plan mode only restricts: it does not ask
-    assert "[Plan mode is on: the model may read and plan, not change anything.]\n" in capsys.readouterr().out
+    assert (
+        "[Plan mode is on: the model may read and plan, not change anything.]\n"
+        in capsys.readouterr().out
+    )
 
 
 @pytest.mark.parametrize("how", ["/plan TASK", "enter_plan then run_turn"])
 def test_plan_mode_from_the_user(s06, workdir, keyboard, capsys, how):
-    client = FakeClient(reply(text("Reading first.")), reply(text("Still reading.")), reply(text("And more.")))
+    client = FakeClient(
+        reply(text("Reading first.")), reply(text("Still reading.")), reply(text("And more."))
+    )
     session = new_session(s06, client, workdir)
 
     if how == "/plan TASK":
@@ -276,9 +341,15 @@ def test_slash_plan_without_a_task_only_shows_the_state(s06, tmp_path, capsys):
 
 # ---- the answers to exit_plan_mode -------------------------------------------------------
 
-@pytest.mark.parametrize("mode, answer", [("default", "y"), ("accept_edits", "yes"), ("bypass", " Y ")])
+@pytest.mark.parametrize(
+    "mode, answer", [("default", "y"), ("accept_edits", "yes"), ("bypass", " Y ")]
+)
 def test_approval_saves_the_plan_and_ends_plan_mode(s06, workdir, keyboard, mode, answer):
-    client = FakeClient(reply(text("Here is my plan."), exit_plan("t1")), reply(text("Starting.")), reply(text("OK.")))
+    client = FakeClient(
+        reply(text("Here is my plan."), exit_plan("t1")),
+        reply(text("Starting.")),
+        reply(text("OK.")),
+    )
     session = plan_session(s06, client, workdir, mode=mode)
     keyboard.feed(answer)
 
@@ -288,7 +359,10 @@ def test_approval_saves_the_plan_and_ends_plan_mode(s06, workdir, keyboard, mode
     history = [
         user(text("add a line"), text(ENTERED)),
         assistant(text("Here is my plan."), exit_plan("t1")),
-        user(result("t1", approved("The plan is saved in .agent/plans/plan-test-session.md.")), text(ENDED)),
+        user(
+            result("t1", approved("The plan is saved in .agent/plans/plan-test-session.md.")),
+            text(ENDED),
+        ),
         assistant(text("Starting.")),
         user(text("thanks")),  # plan mode is over: no reminder, and ENDED only once
         assistant(text("OK.")),
@@ -318,7 +392,10 @@ def test_feedback_keeps_plan_mode_and_goes_on(s06, workdir, keyboard, answer):
         user(result("t1", FEEDBACK_RESULT, is_error=True), text("also document it")),
         assistant(text("Revising.")),
     ]
-    assert client.calls == [req(s06, session, history[:1], plan=True), req(s06, session, history[:3], plan=True)]
+    assert client.calls == [
+        req(s06, session, history[:1], plan=True),
+        req(s06, session, history[:3], plan=True),
+    ]
     assert session.messages == history
     assert keyboard.asked == [APPROVE_QUESTION]
     assert files(workdir) == {"a.txt": "hello\n"}
@@ -339,19 +416,31 @@ def test_feedback_then_approval_of_the_revised_plan(s06, workdir, keyboard):
         assistant(exit_plan("t1")),
         user(result("t1", FEEDBACK_RESULT, is_error=True), text("also document it")),
         assistant(text("Revised."), exit_plan("t2", revised)),
-        user(result("t2", approved("The plan is saved in .agent/plans/plan-test-session.md.", revised)), text(ENDED)),
+        user(
+            result(
+                "t2", approved("The plan is saved in .agent/plans/plan-test-session.md.", revised)
+            ),
+            text(ENDED),
+        ),
         assistant(text("Starting.")),
     ]
-    assert client.calls == [req(s06, session, history[:1], plan=True), req(s06, session, history[:3], plan=True),
-                            req(s06, session, history[:5], plan=False)]
+    assert client.calls == [
+        req(s06, session, history[:1], plan=True),
+        req(s06, session, history[:3], plan=True),
+        req(s06, session, history[:5], plan=False),
+    ]
     assert session.messages == history
     assert keyboard.asked == [APPROVE_QUESTION, APPROVE_QUESTION]
     assert files(workdir) == {"a.txt": "hello\n", ".agent/plans/plan-test-session.md": revised}
 
 
-@pytest.mark.parametrize("answer", ["n", "no", "N", "", "   ", None], ids=["n", "no", "N", "empty", "blank", "EOF"])
+@pytest.mark.parametrize(
+    "answer", ["n", "no", "N", "", "   ", None], ids=["n", "no", "N", "empty", "blank", "EOF"]
+)
 def test_rejection_ends_the_turn_and_the_next_prompt_joins_it(s06, workdir, keyboard, answer):
-    client = FakeClient(reply(text("My plan."), exit_plan("t1")))  # a further call would fail the test
+    client = FakeClient(
+        reply(text("My plan."), exit_plan("t1"))
+    )  # a further call would fail the test
     session = plan_session(s06, client, workdir)
     if answer is not None:
         keyboard.feed(answer)
@@ -375,7 +464,11 @@ def test_rejection_ends_the_turn_and_the_next_prompt_joins_it(s06, workdir, keyb
     history = [
         user(text("add a line"), text(ENTERED)),
         assistant(text("My plan."), exit_plan("t1")),
-        user(result("t1", REJECTED_RESULT, is_error=True), text("try a smaller change"), text(STILL_ON)),
+        user(
+            result("t1", REJECTED_RESULT, is_error=True),
+            text("try a smaller change"),
+            text(STILL_ON),
+        ),
         assistant(text("A smaller plan, then.")),
     ]
     assert client.calls[1] == req(s06, session, history[:3], plan=True)
@@ -389,9 +482,16 @@ def test_exit_plan_mode_outside_plan_mode_is_an_error(s06, workdir, keyboard):
 
     s06.run_turn(session, "add a line")
 
-    history = [user(text("add a line")), assistant(exit_plan("t1")), user(result("t1", NOT_ON_RESULT, is_error=True)),
-               assistant(text("Going ahead."))]
-    assert client.calls == [req(s06, session, history[:1], plan=False), req(s06, session, history[:3], plan=False)]
+    history = [
+        user(text("add a line")),
+        assistant(exit_plan("t1")),
+        user(result("t1", NOT_ON_RESULT, is_error=True)),
+        assistant(text("Going ahead.")),
+    ]
+    assert client.calls == [
+        req(s06, session, history[:1], plan=False),
+        req(s06, session, history[:3], plan=False),
+    ]
     assert session.messages == history
     assert keyboard.asked == []
     assert files(workdir) == {"a.txt": "hello\n"}
@@ -422,8 +522,9 @@ def test_an_unsafe_session_id_gives_a_safe_file_name(s06, workdir, keyboard):
 
     s06.run_turn(session, "add a line")
 
-    assert session.messages[2] == user(result("t1", approved("The plan is saved in .agent/plans/plan-___x_y_z.md.")),
-                                       text(ENDED))
+    assert session.messages[2] == user(
+        result("t1", approved("The plan is saved in .agent/plans/plan-___x_y_z.md.")), text(ENDED)
+    )
     assert files(workdir) == {"a.txt": "hello\n", ".agent/plans/plan-___x_y_z.md": PLAN_SAVED}
 
 
@@ -458,7 +559,10 @@ def test_a_plan_that_cannot_be_saved_is_still_approved(s06, workdir, keyboard):
         user(text("add a line"), text(ENTERED)), assistant(exit_plan("t1")),
         user(result("t1", approved(saved)), text(ENDED)), assistant(text("Starting.")),
     ]
-    assert client.calls == [req(s06, session, history[:1], plan=True), req(s06, session, history[:3], plan=False)]
+    assert client.calls == [
+        req(s06, session, history[:1], plan=True),
+        req(s06, session, history[:3], plan=False),
+    ]
     assert session.messages == history
     assert session.plan_mode is False
     assert files(workdir) == {"a.txt": "hello\n", ".agent/plans": "not a folder\n"}
@@ -475,19 +579,31 @@ def test_a_failed_rename_leaves_no_partial_file(s06, workdir, keyboard, monkeypa
 
     s06.run_turn(session, "add a line")
 
-    saved = "The plan could not be saved (No space left on device), but it is approved all the same."
+    saved = (
+        "The plan could not be saved (No space left on device), but it is approved all the same."
+    )
     assert session.messages[2] == user(result("t1", approved(saved)), text(ENDED))
     assert session.plan_mode is False
-    assert sorted(path.name for path in (workdir / ".agent" / "plans").iterdir()) == []  # no temp file, no plan
+    assert (
+        sorted(path.name for path in (workdir / ".agent" / "plans").iterdir()) == []
+    )  # no temp file, no plan
     assert files(workdir) == {"a.txt": "hello\n"}
 
 
 # ---- plan mode beside the rest -------------------------------------------------------------
 
 def test_todo_write_works_in_plan_mode(s06, workdir, keyboard):
-    todos = [{"content": "Plan the change", "status": "in_progress", "activeForm": "Planning the change"},
-             {"content": "Make it", "status": "pending"}]
-    client = FakeClient(reply(tool_use("t1", "todo_write", {"todos": todos})), reply(text("Listed.")))
+    todos = [
+        {
+            "content": "Plan the change",
+            "status": "in_progress",
+            "activeForm": "Planning the change",
+        },
+        {"content": "Make it", "status": "pending"},
+    ]
+    client = FakeClient(
+        reply(tool_use("t1", "todo_write", {"todos": todos})), reply(text("Listed."))
+    )
     session = plan_session(s06, client, workdir)
 
     s06.run_turn(session, "add a line")
@@ -498,7 +614,10 @@ def test_todo_write_works_in_plan_mode(s06, workdir, keyboard):
         user(result("t1", "[>] Planning the change\n[ ] Make it\n(0/2 completed)")),
         assistant(text("Listed.")),
     ]
-    assert client.calls == [req(s06, session, history[:1], plan=True), req(s06, session, history[:3], plan=True)]
+    assert client.calls == [
+        req(s06, session, history[:1], plan=True),
+        req(s06, session, history[:3], plan=True),
+    ]
     assert session.messages == history
     assert session.todos == todos
     assert keyboard.asked == []
@@ -523,12 +642,17 @@ def test_leaving_plan_mode_keeps_the_permission_mode(s06, workdir, keyboard):
         user(text("add b.txt")),
         assistant(text("Planning first."), tool_use("t1", "enter_plan_mode", {})),
         user(result("t1", ENTER_RESULT), text(ENTERED)),
-        assistant(write), user(result("t2", denied("write_file"), is_error=True)),
+        assistant(write),
+        user(result("t2", denied("write_file"), is_error=True)),
         assistant(exit_plan("t3")),
         # the third tool round without a todo update: the todo reminder, then the plan-mode news
-        user(result("t3", approved("The plan is saved in .agent/plans/plan-test-session.md.")), text(TODO_REMINDER),
-             text(ENDED)),
-        assistant(write_again), user(result("t4", "Created b.txt (2 characters).")),
+        user(
+            result("t3", approved("The plan is saved in .agent/plans/plan-test-session.md.")),
+            text(TODO_REMINDER),
+            text(ENDED),
+        ),
+        assistant(write_again),
+        user(result("t4", "Created b.txt (2 characters).")),
         assistant(text("Done.")),
     ]
     assert client.calls == [
@@ -540,14 +664,22 @@ def test_leaving_plan_mode_keeps_the_permission_mode(s06, workdir, keyboard):
     ]
     assert session.messages == history
     assert (session.mode, session.plan_mode) == ("accept_edits", False)
-    assert keyboard.asked == [APPROVE_QUESTION]  # accept_edits wrote b.txt without asking, as before plan mode
-    assert files(workdir) == {"a.txt": "hello\n", "b.txt": "b\n", ".agent/plans/plan-test-session.md": PLAN_SAVED}
+    assert keyboard.asked == [
+        APPROVE_QUESTION
+    ]  # accept_edits wrote b.txt without asking, as before plan mode
+    assert files(workdir) == {
+        "a.txt": "hello\n",
+        "b.txt": "b\n",
+        ".agent/plans/plan-test-session.md": PLAN_SAVED,
+    }
 
 
 # ---- through the real SDK ----------------------------------------------------------------
 
 def test_a_rejection_then_a_new_prompt_on_the_wire(s06, workdir, keyboard):
-    bodies, client = wire([reply(text("My plan."), exit_plan("toolu_1")), reply(text("A smaller plan, then."))])
+    bodies, client = wire(
+        [reply(text("My plan."), exit_plan("toolu_1")), reply(text("A smaller plan, then."))]
+    )
     session = plan_session(s06, client, workdir)
     keyboard.feed("n")
 
@@ -561,8 +693,15 @@ def test_a_rejection_then_a_new_prompt_on_the_wire(s06, workdir, keyboard):
             "max_tokens": s06.MAX_TOKENS,
             "system": s06.system_prompt(workdir),
             "tools": plan_tools,
-            "messages": [{"role": "user", "content": [{"type": "text", "text": "add a line"},
-                                                      {"type": "text", "text": ENTERED}]}],
+            "messages": [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "add a line"},
+                        {"type": "text", "text": ENTERED},
+                    ],
+                }
+            ],
         },
         {
             "model": "test-model",
@@ -570,14 +709,38 @@ def test_a_rejection_then_a_new_prompt_on_the_wire(s06, workdir, keyboard):
             "system": s06.system_prompt(workdir),
             "tools": plan_tools,
             "messages": [
-                {"role": "user", "content": [{"type": "text", "text": "add a line"}, {"type": "text", "text": ENTERED}]},
-                {"role": "assistant", "content": [
-                    {"type": "text", "text": "My plan."},
-                    {"type": "tool_use", "id": "toolu_1", "name": "exit_plan_mode", "input": {"plan": PLAN}}]},
-                {"role": "user", "content": [
-                    {"type": "tool_result", "tool_use_id": "toolu_1", "content": REJECTED_RESULT, "is_error": True},
-                    {"type": "text", "text": "try a smaller change"},
-                    {"type": "text", "text": STILL_ON}]},
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "add a line"},
+                        {"type": "text", "text": ENTERED},
+                    ],
+                },
+                {
+                    "role": "assistant",
+                    "content": [
+                        {"type": "text", "text": "My plan."},
+                        {
+                            "type": "tool_use",
+                            "id": "toolu_1",
+                            "name": "exit_plan_mode",
+                            "input": {"plan": PLAN},
+                        },
+                    ],
+                },
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": "toolu_1",
+                            "content": REJECTED_RESULT,
+                            "is_error": True,
+                        },
+                        {"type": "text", "text": "try a smaller change"},
+                        {"type": "text", "text": STILL_ON},
+                    ],
+                },
             ],
         },
     ]
@@ -602,14 +765,22 @@ def test_a_rejection_in_an_interrupted_turn_does_not_end_the_next_turn(s06, work
     history = [
         user(text("add a line"), text(ENTERED)),
         assistant(exit_plan("t1"), read("t2")),
-        user(result("t1", REJECTED_RESULT, is_error=True), result("t2", "Interrupted by the user.", is_error=True),
-             text("go on"), text(STILL_ON)),
-        assistant(read("t3")), user(result("t3", "     1\thello")),
+        user(
+            result("t1", REJECTED_RESULT, is_error=True),
+            result("t2", "Interrupted by the user.", is_error=True),
+            text("go on"),
+            text(STILL_ON),
+        ),
+        assistant(read("t3")),
+        user(result("t3", "     1\thello")),
         assistant(text("Done.")),
     ]
     assert session.messages == history
-    assert client.calls == [req(s06, session, history[:1], plan=True), req(s06, session, history[:3], plan=True),
-                            req(s06, session, history[:5], plan=True)]
+    assert client.calls == [
+        req(s06, session, history[:1], plan=True),
+        req(s06, session, history[:3], plan=True),
+        req(s06, session, history[:5], plan=True),
+    ]
 
 
 def test_approval_with_a_relative_workdir(s06, workdir, keyboard, monkeypatch):
@@ -620,8 +791,10 @@ def test_approval_with_a_relative_workdir(s06, workdir, keyboard, monkeypatch):
 
     s06.run_turn(session, "add a line")
 
-    assert session.messages[2] == user(result("t1", approved("The plan is saved in .agent/plans/plan-test-session.md.")),
-                                       text(ENDED))
+    assert session.messages[2] == user(
+        result("t1", approved("The plan is saved in .agent/plans/plan-test-session.md.")),
+        text(ENDED),
+    )
     assert files(workdir) == {"a.txt": "hello\n", ".agent/plans/plan-test-session.md": PLAN_SAVED}
 
 
@@ -653,14 +826,24 @@ def offline_runs(tmp_path_factory):
     for name in answers:
         base = tmp_path_factory.mktemp(f"s06-{name}")
         shutil.copytree(ROOT / "s06_plan_mode" / "workspace", base / "work")
-        runs[name] = SimpleNamespace(work=base / "work", trace=base / "trace.jsonl", before=files(base / "work"))
+        runs[name] = SimpleNamespace(
+            work=base / "work", trace=base / "trace.jsonl", before=files(base / "work")
+        )
 
     def run(name):
-        return run_chapter("s06_plan_mode", "--offline", "--workdir", str(runs[name].work), "--trace",
-                           str(runs[name].trace), SCENARIO["prompt"], stdin=answers[name])
+        return run_chapter(
+            "s06_plan_mode",
+            "--offline",
+            "--workdir",
+            str(runs[name].work),
+            "--trace",
+            str(runs[name].trace),
+            SCENARIO["prompt"],
+            stdin=answers[name],
+        )
 
     with ThreadPoolExecutor(len(answers)) as pool:
-        done = dict(zip(answers, pool.map(run, answers)))
+        done = dict(zip(answers, pool.map(run, answers), strict=True))
     for name, run in runs.items():
         run.done = done[name]
         run.calls = read_trace(run.trace)
@@ -669,13 +852,27 @@ def offline_runs(tmp_path_factory):
 
 
 def user_blocks(messages):
-    """Every block of the user turns after the prompt: (tool_use_id or "text", content), in order."""
-    return [(block.get("tool_use_id", "text"), block.get("content", block.get("text")), block.get("is_error", False))
-            for message in messages[1:] if message["role"] == "user" for block in message["content"]]
+    """Every block of the user turns after the prompt: (tool_use_id or "text", content), in
+    order."""
+    return [
+        (
+            block.get("tool_use_id", "text"),
+            block.get("content", block.get("text")),
+            block.get("is_error", False),
+        )
+        for message in messages[1:]
+        if message["role"] == "user"
+        for block in message["content"]
+    ]
 
 
 def tool_calls(calls):
-    return [block["name"] for call in calls for block in call["response"]["content"] if block["type"] == "tool_use"]
+    return [
+        block["name"]
+        for call in calls
+        for block in call["response"]["content"]
+        if block["type"] == "tool_use"
+    ]
 
 
 GREET_READ = "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(
@@ -692,8 +889,18 @@ def test_offline_approved_plan_is_saved_then_carried_out(offline_runs):
         plan_name: FIRST_PLAN + "\n",
         "greet.py": GREET_AFTER,
     }
-    assert tool_calls(run.calls) == ["enter_plan_mode", "read_file", "todo_write", "write_file", "exit_plan_mode",
-                                     "todo_write", "edit_file", "todo_write", "bash", "todo_write"]
+    assert tool_calls(run.calls) == [
+        "enter_plan_mode",
+        "read_file",
+        "todo_write",
+        "write_file",
+        "exit_plan_mode",
+        "todo_write",
+        "edit_file",
+        "todo_write",
+        "bash",
+        "todo_write",
+    ]
     # The plan is saved (the approval) before the change (edit_file) is made.
     assert tool_calls(run.calls).index("exit_plan_mode") < tool_calls(run.calls).index("edit_file")
     assert [[tool["name"] for tool in call["request"]["tools"]] for call in run.calls] == \
@@ -702,15 +909,35 @@ def test_offline_approved_plan_is_saved_then_carried_out(offline_runs):
         ("toolu_01", ENTER_RESULT, False),
         ("text", ENTERED, False),
         ("toolu_02", GREET_READ, False),
-        ("toolu_03", "[>] Planning the change\n[ ] Handle --shout in greet.py\n[ ] Check the output\n(0/3 completed)", False),
+        (
+            "toolu_03",
+            "[>] Planning the change\n[ ] Handle --shout in greet.py\n[ ] Check the output\n(0/3 "
+            "completed)",
+            False,
+        ),
         ("toolu_04", denied("write_file"), True),
         ("toolu_05", approved(f"The plan is saved in {plan_name}.", FIRST_PLAN), False),
         ("text", ENDED, False),
-        ("toolu_06", "[x] Plan the change\n[>] Handling --shout in greet.py\n[ ] Check the output\n(1/3 completed)", False),
+        (
+            "toolu_06",
+            "[x] Plan the change\n[>] Handling --shout in greet.py\n[ ] Check the output\n(1/3 "
+            "completed)",
+            False,
+        ),
         ("toolu_07", "Replaced 1 occurrence in greet.py.", False),
-        ("toolu_08", "[x] Plan the change\n[x] Handle --shout in greet.py\n[>] Checking the output\n(2/3 completed)", False),
+        (
+            "toolu_08",
+            "[x] Plan the change\n[x] Handle --shout in greet.py\n[>] Checking the output\n(2/3 "
+            "completed)",
+            False,
+        ),
         ("toolu_09", "HELLO, ADA.\n[exit code: 0]", False),
-        ("toolu_10", "[x] Plan the change\n[x] Handle --shout in greet.py\n[x] Check the output\n(3/3 completed)", False),
+        (
+            "toolu_10",
+            "[x] Plan the change\n[x] Handle --shout in greet.py\n[x] Check the output\n(3/3 "
+            "completed)",
+            False,
+        ),
     ]
 
 
@@ -720,7 +947,13 @@ def test_offline_rejected_plan_changes_nothing(offline_runs):
     assert (run.done.returncode, run.done.stderr) == (0, "")
     # Nothing in the workdir changed: not a file was written, edited or created.
     assert files(run.work) == run.before
-    assert tool_calls(run.calls) == ["enter_plan_mode", "read_file", "todo_write", "write_file", "exit_plan_mode"]
+    assert tool_calls(run.calls) == [
+        "enter_plan_mode",
+        "read_file",
+        "todo_write",
+        "write_file",
+        "exit_plan_mode",
+    ]
     assert len(run.calls) == 4  # the turn ended at the rejection: no further model call
     assert run.done.stdout.splitlines()[-1] == f"    error: {REJECTED_RESULT}"
 
@@ -739,8 +972,12 @@ def test_offline_feedback_brings_a_revised_plan(offline_runs):
         "greet.py": GREET_AFTER,
     }
     revision_request = run.calls[4]["request"]
-    assert revision_request["messages"][-1] == user(result("toolu_05", FEEDBACK_RESULT, is_error=True),
-                                                    text("also document it"))
+    assert revision_request["messages"][-1] == user(
+        result("toolu_05", FEEDBACK_RESULT, is_error=True), text("also document it")
+    )
     assert [tool["name"] for tool in revision_request["tools"]] == PLAN_TOOLS
     assert run.calls[5]["request"]["messages"][-1] == user(
-        result("toolu_06", approved(f"The plan is saved in {plan_name}.", REVISED_PLAN)), text(TODO_REMINDER), text(ENDED))
+        result("toolu_06", approved(f"The plan is saved in {plan_name}.", REVISED_PLAN)),
+        text(TODO_REMINDER),
+        text(ENDED),
+    )

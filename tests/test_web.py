@@ -28,7 +28,9 @@ BUILD_SCRIPT = ROOT / "web" / "build.py"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-CHAPTERS = sorted(folder.name for folder in ROOT.glob("s[0-9][0-9]_*") if (folder / "code.py").is_file())
+CHAPTERS = sorted(
+    folder.name for folder in ROOT.glob("s[0-9][0-9]_*") if (folder / "code.py").is_file()
+)
 
 
 def load_build_module():
@@ -109,7 +111,10 @@ def test_every_page_is_built(site):
     expected += [f"compare-{a}-vs-{b}.html" for i, a in enumerate(names) for b in names[i + 1:]]
     for page in expected:
         assert (out / page).is_file(), page
-    assert len([p for p in html_pages(out) if p.name.startswith("compare-")]) == len(names) * (len(names) - 1) // 2
+    assert (
+        len([p for p in html_pages(out) if p.name.startswith("compare-")])
+        == len(names) * (len(names) - 1) // 2
+    )
 
 
 def test_every_internal_link_resolves(site):
@@ -125,8 +130,14 @@ def test_every_internal_link_resolves(site):
                 target = target / "index.html"
             if not target.is_file():
                 broken.append(f"{page.name}: <{tag} {attribute}={value!r}>: no file {target}")
-            elif parts.fragment and target.suffix == ".html" and unquote(parts.fragment) not in parse(target).ids:
-                broken.append(f"{page.name}: <{tag} {attribute}={value!r}>: no id {parts.fragment!r}")
+            elif (
+                parts.fragment
+                and target.suffix == ".html"
+                and unquote(parts.fragment) not in parse(target).ids
+            ):
+                broken.append(
+                    f"{page.name}: <{tag} {attribute}={value!r}>: no id {parts.fragment!r}"
+                )
     assert broken == []
 
 
@@ -138,12 +149,26 @@ def test_nothing_points_to_another_host(site):
     found = []
     for page in html_pages(out):
         parsed = parse(page)
-        found += [f"{page.name}: {value}" for _, _, value in parsed.links if offsite.match(value) or value.startswith("data:")]
-        found += [f"{page.name}: {url}" for style in parsed.styles for url in css_url.findall(style) if offsite.match(url)]
+        found += [
+            f"{page.name}: {value}"
+            for _, _, value in parsed.links
+            if offsite.match(value) or value.startswith("data:")
+        ]
+        found += [
+            f"{page.name}: {url}"
+            for style in parsed.styles
+            for url in css_url.findall(style)
+            if offsite.match(url)
+        ]
     for css in out.rglob("*.css"):
-        found += [f"{css.name}: {url}" for url in css_url.findall(css.read_text()) if offsite.match(url)]
+        found += [
+            f"{css.name}: {url}" for url in css_url.findall(css.read_text()) if offsite.match(url)
+        ]
     for script in out.rglob("*.js"):
-        found += [f"{script.name}: {url}" for url in re.findall(r"https?://[^\s'\"`]+", script.read_text())]
+        found += [
+            f"{script.name}: {url}"
+            for url in re.findall(r"https?://[^\s'\"`]+", script.read_text())
+        ]
     assert found == []
 
 
@@ -151,7 +176,9 @@ def test_pages_are_fit_for_phones_and_keyboards(site):
     out, names = site
     for page in html_pages(out):
         text = page.read_text(encoding="utf-8")
-        assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in text, page.name
+        assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in text, (
+            page.name
+        )
         assert "<main" in text and "<nav" in text and "<h1>" in text, page.name
     chapter = (out / f"{names[-1]}.html").read_text(encoding="utf-8")
     for tab in ("lesson", "code", "diff", "run"):
@@ -171,7 +198,8 @@ LESSON = """# s01_loop: the title, which the page's <h1> already shows
 
 ## s01: the loop
 
-Read [the code](code.py), then [what s02 adds](../s02_tools/code.py) and [its lesson](../s02_tools/README.md).
+Read [the code](code.py), then [what s02 adds](../s02_tools/code.py)
+and [its lesson](../s02_tools/README.md).
 See [how to run it](#how-to-run-it), [a missing part](#nowhere), [the API docs](https://docs.anthropic.com/en/api)
 and [a workspace file](workspace/notes.md). <script>alert(1)</script>
 
@@ -189,10 +217,14 @@ def greet(name):
 def test_a_readme_becomes_a_lesson_without_links_off_the_site(tmp_path):
     folder = tmp_path / "s01_loop"
     folder.mkdir()
-    chapter = site_builder.Chapter(name="s01_loop", folder=folder, code='"""s01_loop: x."""\n', lesson=LESSON)
+    chapter = site_builder.Chapter(
+        name="s01_loop", folder=folder, code='"""s01_loop: x."""\n', lesson=LESSON
+    )
     body, images = site_builder.render_lesson(chapter, ["s01_loop", "s02_tools"])
     assert "the title" not in body
-    assert '<h3 id="lesson-s01-the-loop">s01: the loop</h3>' in body  # one level down: the page has the <h1>
+    assert (
+        '<h3 id="lesson-s01-the-loop">s01: the loop</h3>' in body
+    )  # one level down: the page has the <h1>
     assert '<h3 id="lesson-how-to-run-it">How to run it?</h3>' in body
     assert '<a href="s01_loop.html#code">the code</a>' in body
     assert '<a href="s02_tools.html#code">what s02 adds</a>' in body
@@ -218,7 +250,7 @@ def test_home_has_a_card_per_chapter_with_summary_and_counts(site):
     home = (out / "index.html").read_text(encoding="utf-8")
     cards = re.findall(r'<li class="card">(.*?)</li>', home, re.S)
     assert len(cards) == len(names)
-    for card, name, previous in zip(cards, names, [None, *names]):
+    for card, name, previous in zip(cards, names, [None, *names], strict=False):
         docstring_line = (ROOT / name / "code.py").read_text().split('"""')[1].splitlines()[0]
         summary = docstring_line.removeprefix(f"{name}:").strip()
         shown = summary[:1].upper() + summary[1:]
@@ -226,12 +258,14 @@ def test_home_has_a_card_per_chapter_with_summary_and_counts(site):
         assert f'href="{name}.html"' in card
         if previous:
             added, removed = added_and_removed(previous, name)
-            assert f'<span class="plus">+{added}</span> <span class="minus">−{removed}</span>' in card
+            assert (
+                f'<span class="plus">+{added}</span> <span class="minus">−{removed}</span>' in card
+            )
 
 
 def test_code_tab_marks_the_new_lines(site):
     out, names = site
-    for previous, name in zip(names, names[1:]):
+    for previous, name in zip(names, names[1:], strict=False):
         page = (out / f"{name}.html").read_text(encoding="utf-8")
         marked = page.count('<span class="line added" id="code-L')
         assert marked == added_and_removed(previous, name)[0], name
@@ -244,18 +278,29 @@ def test_run_data_is_the_trace_the_chapter_wrote(site):
     for name in names:
         scenario = json.loads((ROOT / name / "scenario.json").read_text())
         data = run_data(out, name)
-        trace = [json.loads(line) for line in (out / "traces" / f"{name}.jsonl").read_text().splitlines()]
+        trace = [
+            json.loads(line) for line in (out / "traces" / f"{name}.jsonl").read_text().splitlines()
+        ]
         assert data["calls"] == trace, name
         assert len(trace) >= 1
         first = trace[0]["request"]["messages"][0]
-        assert first == {"role": "user", "content": [{"type": "text", "text": scenario["prompt"]}]}, name
-        assert data["prompt"] == scenario["prompt"] and data["answers"] == scenario.get("answers", [])
+        assert first == {
+            "role": "user",
+            "content": [{"type": "text", "text": scenario["prompt"]}],
+        }, name
+        assert data["prompt"] == scenario["prompt"] and data["answers"] == scenario.get(
+            "answers", []
+        )
         first_turn = scenario["turns"][0]
         if "when" not in first_turn:  # the model's first reply is the script's first turn
             first_text = [b["text"] for b in first_turn["content"] if b["type"] == "text"]
-            assert [b["text"] for b in trace[0]["response"]["content"] if b["type"] == "text"] == first_text, name
+            assert [
+                b["text"] for b in trace[0]["response"]["content"] if b["type"] == "text"
+            ] == first_text, name
         page = (out / f"{name}.html").read_text(encoding="utf-8")
-        assert f'<output id="step-counter" aria-live="polite">Step 1 of {len(trace)}</output>' in page
+        assert (
+            f'<output id="step-counter" aria-live="polite">Step 1 of {len(trace)}</output>' in page
+        )
         assert page.count('<g class="bar" data-step=') == len(trace)  # one bar per model call
 
 
@@ -268,13 +313,29 @@ def test_run_data_matches_a_run_of_our_own(site, tmp_path):
     shutil.copytree(ROOT / name / "workspace", workdir)
     env = {k: v for k, v in os.environ.items() if k not in site_builder.LIVE_VARIABLES}
     env["PYTHON_DOTENV_DISABLED"] = "1"
-    subprocess.run([sys.executable, str(ROOT / name / "code.py"), "--offline", "--workdir", str(workdir),
-                    "--trace", str(tmp_path / "trace.jsonl"), scenario["prompt"]],
-                   input="".join(a + "\n" for a in scenario.get("answers", [])), text=True,
-                   capture_output=True, env=env, check=True, timeout=120)
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / name / "code.py"),
+            "--offline",
+            "--workdir",
+            str(workdir),
+            "--trace",
+            str(tmp_path / "trace.jsonl"),
+            scenario["prompt"],
+        ],
+        input="".join(a + "\n" for a in scenario.get("answers", [])),
+        text=True,
+        capture_output=True,
+        env=env,
+        check=True,
+        timeout=120,
+    )
     ours = [json.loads(line) for line in (tmp_path / "trace.jsonl").read_text().splitlines()]
     theirs = run_data(out, name)["calls"]
-    site_workdir = re.search(r"working directory is (\S+?)\.?\n", theirs[0]["request"]["system"]).group(1)
+    site_workdir = re.search(
+        r"working directory is (\S+?)\.?\n", theirs[0]["request"]["system"]
+    ).group(1)
     assert len(theirs) == len(ours)
     assert json.dumps(theirs).replace(json.dumps(site_workdir)[1:-1], "WORKDIR") == \
         json.dumps(ours).replace(json.dumps(str(workdir))[1:-1], "WORKDIR")
@@ -289,22 +350,42 @@ def fake_chapter(root, name, code):
 
 def test_a_chapter_whose_run_fails_stops_the_build(tmp_path):
     fake_chapter(tmp_path / "course", "s01_fine", "raise SystemExit(0)")
-    fake_chapter(tmp_path / "course", "s02_broken", "import sys\nsys.exit('s02_broken: the script is broken')")
+    fake_chapter(
+        tmp_path / "course",
+        "s02_broken",
+        "import sys\nsys.exit('s02_broken: the script is broken')",
+    )
     with pytest.raises(site_builder.BuildError) as failure:
         site_builder.build(tmp_path / "out", chapters_root=tmp_path / "course")
     # s01_fine also fails (no trace), and the first chapter is named: run order does not matter
-    assert str(failure.value) == "s01_fine: the run wrote an empty trace (no model call was recorded)"
+    assert (
+        str(failure.value) == "s01_fine: the run wrote an empty trace (no model call was recorded)"
+    )
     shutil.rmtree(tmp_path / "course" / "s01_fine")
     with pytest.raises(site_builder.BuildError) as failure:
         site_builder.build(tmp_path / "out", chapters_root=tmp_path / "course")
-    assert str(failure.value) == "s02_broken: code.py exited with 1: s02_broken: the script is broken"
+    assert (
+        str(failure.value) == "s02_broken: code.py exited with 1: s02_broken: the script is broken"
+    )
     assert not (tmp_path / "out").exists()  # nothing written
 
 
 def test_the_command_line_exits_1_with_one_line(tmp_path):
     fake_chapter(tmp_path / "course", "s01_crash", "raise RuntimeError('boom')")
-    process = subprocess.run([sys.executable, str(BUILD_SCRIPT), "--chapters", str(tmp_path / "course"),
-                              "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    process = subprocess.run(
+        [
+            sys.executable,
+            str(BUILD_SCRIPT),
+            "--chapters",
+            str(tmp_path / "course"),
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
     assert process.returncode == 1
     assert process.stderr == "build.py: s01_crash: code.py exited with 1: RuntimeError: boom\n"
     assert process.stdout == ""
@@ -341,7 +422,9 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     playwright = sync_playwright().start()
-    chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+    chromium = playwright.chromium.launch(
+        executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+    )
     yield chromium
     chromium.close()
     playwright.stop()
@@ -355,7 +438,9 @@ class Visit:
         self.context = browser.new_context(viewport={"width": 1280, "height": 900})
         self.page = self.context.new_page()
         self.errors, self.requests = [], []
-        self.page.on("console", lambda message: message.type == "error" and self.errors.append(message.text))
+        self.page.on(
+            "console", lambda message: message.type == "error" and self.errors.append(message.text)
+        )
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
         self.page.on("request", lambda request: self.requests.append(request.url))
 
@@ -377,7 +462,9 @@ def visit(browser, server):
 
 
 def visible_panels(page):
-    return page.eval_on_selector_all("section.panel", "panels => panels.filter(p => !p.hidden).map(p => p.id)")
+    return page.eval_on_selector_all(
+        "section.panel", "panels => panels.filter(p => !p.hidden).map(p => p.id)"
+    )
 
 
 def step_through(page, steps):
@@ -439,7 +526,9 @@ def test_browser_a_chapter_at_desktop_and_phone_width(site, visit, tmp_path):
     page.set_viewport_size({"width": 390, "height": 844})
     for tab in ("run", "code", "diff", "lesson"):
         page.click(f"#tab-{tab}")
-        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), f"{tab} is wider than a phone"
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), (
+            f"{tab} is wider than a phone"
+        )
         page.screenshot(path=str(tmp_path / f"{tab}-phone.png"))
     visit.assert_clean()
 
