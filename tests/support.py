@@ -14,7 +14,6 @@ import http.server
 import importlib.util
 import itertools
 import json
-import os
 import signal
 import tempfile
 import threading
@@ -23,15 +22,8 @@ from types import SimpleNamespace
 
 from anthropic.types import Message
 
-ROOT = Path(__file__).resolve().parent.parent
-CHAPTERS = [
-    "s01_loop",
-    "s02_tools",
-    "s03_permissions",
-    "s04_hooks",
-    "s05_todo_write",
-    "s06_plan_mode",
-]
+from course import CHAPTERS, ROOT, offline_environment
+
 PRESENT = [name for name in CHAPTERS if (ROOT / name / "code.py").exists()]
 MODEL = "test-model"
 
@@ -147,16 +139,8 @@ def result(tool_use_id, content, is_error=False):
 
 # ---- running a chapter as a learner does -------------------------------------
 
-def clean_env(**extra):
-    """The environment for a chapter subprocess: no key, no .env, unbuffered output."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "MODEL_ID")
-    }
-    env.update(PYTHON_DOTENV_DISABLED="1", PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1")
-    env.update(extra)
-    return env
+# The environment for a chapter subprocess: no key, no .env, unbuffered output (plus extra).
+clean_env = offline_environment
 
 
 _runner = None

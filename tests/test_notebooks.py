@@ -8,7 +8,6 @@ thread unclosed, which pytest (filterwarnings = error) turns into a ResourceWarn
 
 import asyncio
 import importlib.util
-import json
 import os
 import re
 import subprocess
@@ -19,6 +18,7 @@ from types import SimpleNamespace
 import nbformat
 import pytest
 
+from course import read_scenario
 from support import PRESENT, ROOT, loopback_messages_api, message_json
 
 pytestmark = pytest.mark.slow
@@ -304,7 +304,7 @@ def test_live_cell_with_a_key(executed):
     never shown."""
     if executed.live.error:
         pytest.fail(executed.live.error, pytrace=False)
-    prompt = json.loads((ROOT / LIVE_CHAPTER / "scenario.json").read_text())["prompt"]
+    prompt = read_scenario(ROOT / LIVE_CHAPTER)["prompt"]
     assert [
         (request["path"], request["body"]["model"], request["body"]["messages"])
         for request in executed.api_requests

@@ -41,6 +41,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from course import read_scenario
 from robustness_support import (
     ANSWERS,
     HOOK_OUTCOMES,
@@ -579,7 +580,7 @@ def places_with_the_key(process, trace_text):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", PRESENT)
 def test_the_key_reaches_no_trace_and_no_screen(name, tmp_path):
-    scenario = json.loads((ROOT / name / "scenario.json").read_text())
+    scenario = read_scenario(ROOT / name)
     process, records, trace_text = run_with_a_key(
         name, tmp_path, ROOT / name / "scenario.json", scenario["prompt"]
     )

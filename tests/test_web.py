@@ -23,6 +23,8 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
+from course import offline_environment, read_scenario
+
 ROOT = Path(__file__).resolve().parent.parent
 BUILD_SCRIPT = ROOT / "web" / "build.py"
 CHROMIUM = Path("/usr/bin/chromium")
@@ -276,7 +278,7 @@ def test_run_data_is_the_trace_the_chapter_wrote(site):
     """The player's data is the recorded trace: a step per model call, starting with the prompt."""
     out, names = site
     for name in names:
-        scenario = json.loads((ROOT / name / "scenario.json").read_text())
+        scenario = read_scenario(ROOT / name)
         data = run_data(out, name)
         trace = [
             json.loads(line) for line in (out / "traces" / f"{name}.jsonl").read_text().splitlines()
@@ -308,11 +310,10 @@ def test_run_data_matches_a_run_of_our_own(site, tmp_path):
     """Run s01 as a learner would and compare: the same calls, up to the temporary workdir."""
     out, names = site
     name = names[0]
-    scenario = json.loads((ROOT / name / "scenario.json").read_text())
+    scenario = read_scenario(ROOT / name)
     workdir = tmp_path / "workdir"
     shutil.copytree(ROOT / name / "workspace", workdir)
-    env = {k: v for k, v in os.environ.items() if k not in site_builder.LIVE_VARIABLES}
-    env["PYTHON_DOTENV_DISABLED"] = "1"
+    env = offline_environment()  # the one the build uses: no key, no .env
     subprocess.run(
         [
             sys.executable,

@@ -28,7 +28,6 @@ import html
 import http.server
 import itertools
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -45,6 +44,15 @@ from pygments.lexers import PythonLexer, TextLexer, get_lexer_by_name
 from pygments.token import STANDARD_TYPES
 from pygments.util import ClassNotFound
 
+# The course package (the banner grammar, the offline environment, scenario.json) sits at the
+# repository root, which is not on sys.path when this runs as `python web/build.py`.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from course import (  # noqa: E402  (after the sys.path line above, which it needs)
+    ScenarioError,
+    offline_environment,
+    read_scenario,
+    section_above,
+)
 
 # ======================================================================
 # PATHS AND SETTINGS
@@ -60,7 +68,6 @@ RUN_TIMEOUT = 120  # seconds one chapter's recorded run may take
 MARKER = ".course-site"  # a file that says "this folder is a build of the site"
 
 # Variables a recording must not see: with any of them a chapter could go live.
-LIVE_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "MODEL_ID")
 
 LIGHT_STYLE = "default"  # pygments styles for code: light, and dark (prefers-color-scheme)
 DARK_STYLE = "github-dark"
@@ -124,7 +131,8 @@ class Chapter:
 
     @property
     def notebook(self):
-        """The chapter's notebook (made by web/notebooks.py), which the site offers as a download."""
+        """The chapter's notebook (made by web/notebooks.py), which the site offers as a
+        download."""
         return self.folder / "notebook.ipynb"
 
 
@@ -150,29 +158,14 @@ def find_chapters(root):
 # RECORDING A CHAPTER'S RUN
 # ======================================================================
 
-def offline_environment():
-    """The environment of a recording: no key, no .env, unbuffered output."""
-    env = {key: value for key, value in os.environ.items() if key not in LIVE_VARIABLES}
-    env.update(PYTHON_DOTENV_DISABLED="1", PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1")
-    return env
-
-
-def read_scenario(chapter):
-    """The scenario's prompt and its answers (the lines piped to stdin)."""
-    path = chapter.folder / "scenario.json"
+def prompt_and_answers(chapter):
+    """The scenario's prompt and its answers (the lines piped to stdin), checked by
+    course.read_scenario."""
     try:
-        scenario = json.loads(path.read_text(encoding="utf-8"))
-    except OSError:
-        raise BuildError(f"{chapter.name}: cannot record the run: there is no scenario.json") from None
-    except json.JSONDecodeError as error:
-        raise BuildError(f"{chapter.name}: cannot record the run: scenario.json is not JSON ({error})") from None
-    prompt = scenario.get("prompt") if isinstance(scenario, dict) else None
-    if not isinstance(prompt, str) or not prompt.strip():
-        raise BuildError(f"{chapter.name}: cannot record the run: scenario.json has no \"prompt\"")
-    answers = scenario.get("answers", [])
-    if not isinstance(answers, list) or not all(isinstance(answer, str) for answer in answers):
-        raise BuildError(f"{chapter.name}: cannot record the run: \"answers\" in scenario.json must be a list of strings")
-    return prompt, answers
+        scenario = read_scenario(chapter.folder)
+    except ScenarioError as error:
+        raise BuildError(f"{chapter.name}: cannot record the run: {error}") from None
+    return scenario["prompt"], scenario["answers"]
 
 
 def record_run(chapter):
@@ -182,8 +175,10 @@ def record_run(chapter):
     chapter does not copy it itself); the trace file sits beside it, so the
     model's `ls` does not see it.
     """
-    prompt, answers = read_scenario(chapter)
-    piped = "".join(answer + "\n" for answer in answers)  # one line for each question the chapter asks
+    prompt, answers = prompt_and_answers(chapter)
+    piped = "".join(
+        answer + "\n" for answer in answers
+    )  # one line for each question the chapter asks
     with tempfile.TemporaryDirectory(prefix=f"site-{chapter.name}-") as temporary:
         workdir = Path(temporary) / "workdir"
         if (chapter.folder / "workspace").is_dir():
@@ -200,20 +195,29 @@ def record_run(chapter):
                 cwd=chapter.folder.parent, env=offline_environment(),
             )
         except subprocess.TimeoutExpired:
-            raise BuildError(f"{chapter.name}: the recorded run took longer than {RUN_TIMEOUT} s") from None
+            raise BuildError(
+                f"{chapter.name}: the recorded run took longer than {RUN_TIMEOUT} s"
+            ) from None
         except OSError as error:
             raise BuildError(f"{chapter.name}: cannot start code.py: {error}") from None
         if process.returncode != 0:
             last_line = (process.stderr.strip().splitlines() or ["no output on stderr"])[-1]
-            raise BuildError(f"{chapter.name}: code.py exited with {process.returncode}: {last_line}")
+            raise BuildError(
+                f"{chapter.name}: code.py exited with {process.returncode}: {last_line}"
+            )
         trace_text = trace.read_text(encoding="utf-8") if trace.exists() else ""
         try:
             calls = [json.loads(line) for line in trace_text.splitlines() if line.strip()]
         except json.JSONDecodeError:
             raise BuildError(f"{chapter.name}: the trace is not JSON lines") from None
         if not calls:
-            raise BuildError(f"{chapter.name}: the run wrote an empty trace (no model call was recorded)")
-    shown_command = f"python {chapter.name}/code.py --offline --workdir {workdir} --trace {trace} {quote(prompt)}"
+            raise BuildError(
+                f"{chapter.name}: the run wrote an empty trace (no model call was recorded)"
+            )
+    shown_command = (
+        f"python {chapter.name}/code.py --offline --workdir {workdir} --trace {trace} "
+        f"{quote(prompt)}"
+    )
     if answers:
         shown_command = f"printf {quote(piped)} | {shown_command}"
     return Run(prompt=prompt, answers=answers, command=shown_command, stdout=process.stdout,
@@ -231,7 +235,7 @@ def record_all(chapters):
         return
     with ThreadPoolExecutor(max_workers=len(chapters)) as pool:
         futures = [pool.submit(record_run, chapter) for chapter in chapters]
-    for chapter, future in zip(chapters, futures):
+    for chapter, future in zip(chapters, futures, strict=True):
         chapter.run = future.result()  # raises the first chapter's BuildError, in chapter order
 
 
@@ -329,18 +333,6 @@ class Diff:
         return list(line_matcher(self.old.code, self.new.code).get_grouped_opcodes(context))
 
 
-BANNER = re.compile(r"^# ([A-Z][A-Z0-9 ,.'()/-]+?)\s*(\(.*\))?\s*$")
-
-
-def section_above(lines, index):
-    """The banner title of the section that holds line `index` (like diff -F)."""
-    for line in reversed(lines[:index + 1]):
-        match = BANNER.match(line)
-        if match and not line.startswith("# ==="):
-            return match.group(1)
-    return ""
-
-
 def hunk_header(group, new_lines):
     first, last = group[0], group[-1]
     old_start, old_count = first[1] + 1, last[2] - first[1]
@@ -350,7 +342,9 @@ def hunk_header(group, new_lines):
 
 
 def hunk_row(group, new_lines):
-    return f'<tr class="hunk"><td colspan="4">{html.escape(hunk_header(group, new_lines))}</td></tr>'
+    return (
+        f'<tr class="hunk"><td colspan="4">{html.escape(hunk_header(group, new_lines))}</td></tr>'
+    )
 
 
 def unified_table(diff):
@@ -362,15 +356,22 @@ def unified_table(diff):
         rows.append(hunk_row(group, new_lines))
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":
-                for i, j in zip(range(i1, i2), range(j1, j2)):
+                for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
                     rows.append(diff_row("context", i + 1, j + 1, " ", new_html[j]))
                 continue
             for i in range(i1, i2):
                 rows.append(diff_row("removed", i + 1, "", "-", old_html[i]))
             for j in range(j1, j2):
                 rows.append(diff_row("added", "", j + 1, "+", new_html[j]))
-    return table("diff unified", "Unified diff", diff, "<th>old</th><th>new</th><th><span class=\"visually-hidden\">change</span></th><th>line</th>", rows,
-                 ["number", "number", "sign", "code"])
+    return table(
+        "diff unified",
+        "Unified diff",
+        diff,
+        "<th>old</th><th>new</th><th><span "
+        "class=\"visually-hidden\">change</span></th><th>line</th>",
+        rows,
+        ["number", "number", "sign", "code"],
+    )
 
 
 def diff_row(kind, old_number, new_number, sign, line_html):
@@ -393,7 +394,14 @@ def side_by_side_table(diff):
                 rows.append(f'<tr class="{tag}">{left}{right}</tr>')
     header = (f"<th>old</th><th>{html.escape(diff.old.name)}</th>"
               f"<th>new</th><th>{html.escape(diff.new.name)}</th>")
-    return table("diff side-by-side", "Side by side", diff, header, rows, ["number", "code", "number", "code"])
+    return table(
+        "diff side-by-side",
+        "Side by side",
+        diff,
+        header,
+        rows,
+        ["number", "code", "number", "code"],
+    )
 
 
 def side_cells(kind, index, lines_html):
@@ -417,7 +425,8 @@ def diff_views(diff, id_prefix):
     """Both views of a diff, with buttons to switch between them (site.js)."""
     return f"""
 <p class="stats"><span class="plus">+{diff.added}</span> <span class="minus">−{diff.removed}</span>
-  lines: <code>{html.escape(diff.old.name)}/code.py</code> → <code>{html.escape(diff.new.name)}/code.py</code></p>
+  lines: <code>{html.escape(diff.old.name)}/code.py</code> →
+  <code>{html.escape(diff.new.name)}/code.py</code></p>
 <div class="view-switch" role="group" aria-label="Diff layout">
   <button type="button" data-view="{id_prefix}-unified" aria-pressed="true">Unified</button>
   <button type="button" data-view="{id_prefix}-split" aria-pressed="false">Side by side</button>
@@ -555,11 +564,18 @@ def code_view(chapter):
     for number, line_html in enumerate(highlight_lines(chapter.code), 1):
         kind = "line added" if number in new else "line"
         sign = "+" if number in new else " "
-        lines.append(f'<span class="{kind}" id="code-L{number}"><span class="ln" aria-hidden="true">{number}</span>'
-                     f'<span class="sign">{sign}</span>{line_html}</span>')
+        lines.append(
+            f'<span class="{kind}" id="code-L{number}"><span class="ln" '
+            f'aria-hidden="true">{number}</span>'
+            f'<span class="sign">{sign}</span>{line_html}</span>'
+        )
     if chapter.previous:
-        note = (f'<p>The <span class="plus">{len(new)} lines</span> marked <strong>+</strong> are new in this '
-                f'chapter: <code>{html.escape(chapter.previous.name)}/code.py</code> does not have them.</p>')
+        note = (
+            f'<p>The <span class="plus">{len(new)} lines</span> marked <strong>+</strong> are new '
+            f'in this '
+            f'chapter: <code>{html.escape(chapter.previous.name)}/code.py</code> does not have '
+            f'them.</p>'
+        )
     else:
         note = f"<p>The first chapter: all {len(lines)} lines are new.</p>"
     return note + '<pre class="hl code-view"><code>' + "".join(lines) + "</code></pre>"
@@ -586,30 +602,45 @@ def size_chart(calls):
     parts = []
     for tick in (0, scale / 2, scale):  # grid lines and their labels
         y = height - tick / scale * (height - 10)
-        parts.append(f'<line class="grid" x1="{left}" x2="{width}" y1="{y:.1f}" y2="{y:.1f}"/>'
-                     f'<text class="axis" x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{short_number(tick)}</text>')
+        parts.append(
+            f'<line class="grid" x1="{left}" x2="{width}" y1="{y:.1f}" y2="{y:.1f}"/>'
+            f'<text class="axis" x="{left - 6}" y="{y + 4:.1f}" '
+            f'text-anchor="end">{short_number(tick)}</text>'
+        )
     for index, (fixed, history) in enumerate(sizes):
         x = left + gap + index * (bar + gap)
         fixed_height = fixed / scale * (height - 10)
         history_height = history / scale * (height - 10)
-        label = f"Call {index + 1}: {fixed:,} fixed + {history:,} history = {fixed + history:,} characters"
+        label = (
+            f"Call {index + 1}: {fixed:,} fixed + {history:,} history = "
+            f"{fixed + history:,} characters"
+        )
         parts.append(
             f'<g class="bar" data-step="{index}"><title>{label}</title>'
-            f'<rect class="fixed" x="{x}" y="{height - fixed_height:.1f}" width="{bar}" height="{fixed_height:.1f}"/>'
-            f'<rect class="history" x="{x}" y="{height - fixed_height - history_height:.1f}" width="{bar}" height="{history_height:.1f}"/>'
-            f'<text class="axis" x="{x + bar / 2}" y="{height + 16}" text-anchor="middle">{index + 1}</text></g>')
+            f'<rect class="fixed" x="{x}" y="{height - fixed_height:.1f}" width="{bar}" '
+            f'height="{fixed_height:.1f}"/>'
+            f'<rect class="history" x="{x}" y="{height - fixed_height - history_height:.1f}" '
+            f'width="{bar}" height="{history_height:.1f}"/>'
+            f'<text class="axis" x="{x + bar / 2}" y="{height + 16}" '
+            f'text-anchor="middle">{index + 1}</text></g>'
+        )
     rows = "".join(f"<tr><td>{n}</td><td>{f:,}</td><td>{h:,}</td><td>{f + h:,}</td></tr>"
                    for n, (f, h) in enumerate(sizes, 1))
+    grows = (
+        f"Stacked bars: the request grows from {short_number(sum(sizes[0]))} to "
+        f"{short_number(sum(sizes[-1]))} characters over {len(sizes)} calls"
+    )
+    head = "<th>call</th><th>fixed</th><th>history</th><th>total (characters)</th>"
     return f"""<figure class="chart">
 <figcaption>Request size per model call, in characters of JSON:
   <span class="key fixed"></span> fixed part (system prompt + tools) and
   <span class="key history"></span> history (messages).</figcaption>
 <svg viewBox="0 0 {width} {height + bottom}" width="{width}" height="{height + bottom}" role="img"
-  aria-label="Stacked bars: the request grows from {short_number(sum(sizes[0]))} to {short_number(sum(sizes[-1]))} characters over {len(sizes)} calls">
+  aria-label="{grows}">
 {''.join(parts)}
 </svg>
 <details><summary>The numbers</summary>
-<div class="scroll"><table class="numbers"><thead><tr><th>call</th><th>fixed</th><th>history</th><th>total (characters)</th></tr></thead>
+<div class="scroll"><table class="numbers"><thead><tr>{head}</tr></thead>
 <tbody>{rows}</tbody></table></div></details>
 </figure>"""
 
@@ -630,25 +661,41 @@ def short_number(value):
 def run_data_json(chapter):
     """The trace and the scenario as JSON for the player, safe inside a <script> element."""
     run = chapter.run
-    data = {"chapter": chapter.name, "prompt": run.prompt, "answers": run.answers, "calls": run.calls}
+    data = {
+        "chapter": chapter.name,
+        "prompt": run.prompt,
+        "answers": run.answers,
+        "calls": run.calls,
+    }
     return json.dumps(data, ensure_ascii=False).replace("<", "\\u003c")
 
 
 def run_view(chapter):
-    """The Run tab: the player (site.js fills it from the embedded trace), the chart, the terminal."""
+    """The Run tab: the player (site.js fills it from the embedded trace), the chart, the
+    terminal."""
     run = chapter.run
     calls = len(run.calls)
-    answers = (f" The answers piped to stdin, one a line: {', '.join(f'<code>{html.escape(a)}</code>' for a in run.answers)}."
-               if run.answers else "")
-    stderr = (f'<details><summary>What it wrote to stderr</summary><pre class="terminal">{html.escape(run.stderr)}</pre></details>'
-              if run.stderr.strip() else "")
+    answers = (
+        f" The answers piped to stdin, one a line: "
+        f"{', '.join(f'<code>{html.escape(a)}</code>' for a in run.answers)}."
+        if run.answers
+        else ""
+    )
+    stderr = (
+        f'<details><summary>What it wrote to stderr</summary><pre '
+        f'class="terminal">{html.escape(run.stderr)}</pre></details>'
+        if run.stderr.strip()
+        else ""
+    )
     return f"""
 <p>Recorded when the site was built: the chapter ran offline against its <code>scenario.json</code>,
-and <code>--trace</code> wrote down every model call ({calls} call{'s' if calls != 1 else ''}).{answers}
+and <code>--trace</code> wrote down every model call
+({calls} call{'s' if calls != 1 else ''}).{answers}
 <a href="traces/{chapter.name}.jsonl">Download the trace</a> and replay it:
 <code>python {chapter.name}/code.py --script {chapter.name}.jsonl</code>.</p>
 <h3 id="run-calls">The model calls, one by one</h3>
-<noscript><p>The step player needs JavaScript. The trace itself is in the download above.</p></noscript>
+<noscript><p>The step player needs JavaScript. The trace itself is in the download above.</p>
+</noscript>
 <div class="player" id="player">
   <div class="player-controls">
     <button type="button" id="step-previous" aria-keyshortcuts="ArrowLeft">← Previous</button>
@@ -676,7 +723,10 @@ def page(title, body, chapters, current=""):
     links = []
     for chapter in chapters:
         here = ' aria-current="page"' if chapter.name == current else ""
-        links.append(f'<li><a href="{chapter.page}"{here} title="{html.escape(chapter.title)}">{chapter.label}</a></li>')
+        links.append(
+            f'<li><a href="{chapter.page}"{here} '
+            f'title="{html.escape(chapter.title)}">{chapter.label}</a></li>'
+        )
     compare_here = ' aria-current="page"' if current == "compare" else ""
     home_here = ' aria-current="page"' if current == "home" else ""
     return f"""<!doctype html>
@@ -702,7 +752,8 @@ def page(title, body, chapters, current=""):
 <main id="main">
 {body}
 </main>
-<footer><p>Built from the course repository by <code>web/build.py</code>. Everything on this site is local: it works offline.</p></footer>
+<footer><p>Built from the course repository by <code>web/build.py</code>.
+Everything on this site is local: it works offline.</p></footer>
 </body>
 </html>
 """
@@ -713,18 +764,24 @@ def home_page(chapters):
     for chapter in chapters:
         if chapter.previous:
             diff = Diff(chapter.previous, chapter)
-            stats = (f'<span class="plus">+{diff.added}</span> <span class="minus">−{diff.removed}</span> '
-                     f'lines against {chapter.previous.label}')
+            stats = (
+                f'<span class="plus">+{diff.added}</span> <span '
+                f'class="minus">−{diff.removed}</span> '
+                f'lines against {chapter.previous.label}'
+            )
         else:
-            stats = f'<span class="plus">+{len(chapter.code.splitlines())}</span> lines: the first chapter'
+            lines = len(chapter.code.splitlines())
+            stats = f'<span class="plus">+{lines}</span> lines: the first chapter'
+        topic = html.escape(chapter.name.split("_", 1)[1].replace("_", " "))
         cards.append(f"""<li class="card">
-  <h2><a href="{chapter.page}"><span class="label">{chapter.label}</span> {html.escape(chapter.name.split('_', 1)[1].replace('_', ' '))}</a></h2>
+  <h2><a href="{chapter.page}"><span class="label">{chapter.label}</span> {topic}</a></h2>
   <p>{html.escape(capitalise(chapter.summary))}</p>
   <p class="stats">{stats}</p>
   <p class="calls">{len(chapter.run.calls)} model calls in the recorded run</p>
 </li>""")
     body = f"""<h1>{html.escape(COURSE_TITLE)}</h1>
-<p class="intro">A Claude-Code-style coding agent, built in {len(chapters)} chapter{'s' if len(chapters) != 1 else ''}.
+<p class="intro">A Claude-Code-style coding agent, built in
+{len(chapters)} chapter{'s' if len(chapters) != 1 else ''}.
 Each chapter is the whole program so far plus one idea: read the lesson, the code,
 the diff against the chapter before, and step through a recorded run.
 To put any two chapters side by side, use <a href="compare.html">Compare</a>.</p>
@@ -741,17 +798,30 @@ def capitalise(text):
 def chapter_page(chapter, chapters, lesson):
     """The page of one chapter: four panels (site.js shows one at a time) and the pager."""
     if chapter.previous:
-        diff = f"<h2>Diff against {html.escape(chapter.previous.name)}</h2>" + diff_views(Diff(chapter.previous, chapter), "diff")
+        diff = f"<h2>Diff against {html.escape(chapter.previous.name)}</h2>" + diff_views(
+            Diff(chapter.previous, chapter), "diff"
+        )
     else:
-        diff = "<h2>Diff</h2><p>This is the first chapter: there is no chapter before it to compare with.</p>"
+        diff = (
+            "<h2>Diff</h2>"
+            "<p>This is the first chapter: there is no chapter before it to compare with.</p>"
+        )
     index = chapters.index(chapter)
     pager = []
     if index > 0:
-        pager.append(f'<a rel="prev" href="{chapters[index - 1].page}">← {html.escape(chapters[index - 1].title)}</a>')
+        pager.append(
+            f'<a rel="prev" href="{chapters[index - 1].page}">← '
+            f'{html.escape(chapters[index - 1].title)}</a>'
+        )
     if index + 1 < len(chapters):
-        pager.append(f'<a rel="next" href="{chapters[index + 1].page}">{html.escape(chapters[index + 1].title)} →</a>')
+        pager.append(
+            f'<a rel="next" '
+            f'href="{chapters[index + 1].page}">{html.escape(chapters[index + 1].title)} →</a>'
+        )
     tabs = [("lesson", "Lesson"), ("code", "Code"), ("diff", "Diff"), ("run", "Run")]
-    tab_links = "".join(f'<li><a id="tab-{key}" href="#{key}">{name}</a></li>' for key, name in tabs)
+    tab_links = "".join(
+        f'<li><a id="tab-{key}" href="#{key}">{name}</a></li>' for key, name in tabs
+    )
     notebook = (f'<p class="files">The chapter as a walk-through to run in Jupyter: '
                 f'<a href="notebooks/{chapter.name}.ipynb" download>{chapter.name}.ipynb</a></p>'
                 if chapter.notebook.is_file() else "")
@@ -786,8 +856,11 @@ def compare_picker(chapters, old=None, new=None):
     new = new or chapters[-1]
 
     def options(selected):
-        return "".join(f'<option value="{c.name}"{" selected" if c is selected else ""}>{html.escape(c.title)}</option>'
-                       for c in chapters)
+        return "".join(
+            f'<option value="{c.name}"{" selected" if c is selected else ""}>'
+            f"{html.escape(c.title)}</option>"
+            for c in chapters
+        )
 
     return f"""<form class="picker" id="compare-picker">
   <label>From <select name="old" id="compare-old">{options(old)}</select></label>
@@ -810,10 +883,13 @@ def compare_index(chapters):
 
 def compare_page(old, new, chapters):
     body = f"""<h1>{html.escape(old.label)} → {html.escape(new.label)}</h1>
-<p>From <a href="{old.page}">{html.escape(old.title)}</a> to <a href="{new.page}">{html.escape(new.title)}</a>.</p>
+<p>From <a href="{old.page}">{html.escape(old.title)}</a>
+to <a href="{new.page}">{html.escape(new.title)}</a>.</p>
 {compare_picker(chapters, old, new)}
 {diff_views(Diff(old, new), "compare")}"""
-    return page(f"Compare {old.label} and {new.label} · {COURSE_TITLE}", body, chapters, current="compare")
+    return page(
+        f"Compare {old.label} and {new.label} · {COURSE_TITLE}", body, chapters, current="compare"
+    )
 
 
 # ======================================================================
@@ -824,7 +900,9 @@ def prepare_out_dir(out_dir):
     """Empty the output folder, but only if it is empty or an earlier build of the site."""
     if out_dir.exists() and any(out_dir.iterdir()):
         if not (out_dir / MARKER).exists():
-            raise BuildError(f"{out_dir} is not empty and is not a build of the site: not overwriting it")
+            raise BuildError(
+                f"{out_dir} is not empty and is not a build of the site: not overwriting it"
+            )
         shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / MARKER).write_text("Built by web/build.py; emptied by the next build.\n")
@@ -881,7 +959,11 @@ def serve(directory, port):
     """Serve the built site on 127.0.0.1 until Ctrl-C."""
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(directory))
     with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
-        print(f"Serving {directory} at http://127.0.0.1:{server.server_address[1]}/  (Ctrl-C to stop)", flush=True)
+        print(
+            f"Serving {directory} at http://127.0.0.1:{server.server_address[1]}/  (Ctrl-C to "
+            f"stop)",
+            flush=True,
+        )
         try:
             server.serve_forever()
         except KeyboardInterrupt:
@@ -889,11 +971,24 @@ def serve(directory, port):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python web/build.py", description="Build the course site.")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where the site goes (default: web/dist)")
-    parser.add_argument("--chapters", type=Path, default=ROOT, help="the folder that holds the chapters (default: the repository)")
-    parser.add_argument("--serve", action="store_true", help="after building, serve the site on 127.0.0.1")
-    parser.add_argument("--port", type=int, default=0, help="the port for --serve (default: a free one)")
+    parser = argparse.ArgumentParser(
+        prog="python web/build.py", description="Build the course site."
+    )
+    parser.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT, help="where the site goes (default: web/dist)"
+    )
+    parser.add_argument(
+        "--chapters",
+        type=Path,
+        default=ROOT,
+        help="the folder that holds the chapters (default: the repository)",
+    )
+    parser.add_argument(
+        "--serve", action="store_true", help="after building, serve the site on 127.0.0.1"
+    )
+    parser.add_argument(
+        "--port", type=int, default=0, help="the port for --serve (default: a free one)"
+    )
     args = parser.parse_args(argv)
     try:
         names = build(args.out, args.chapters)

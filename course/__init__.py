@@ -1,0 +1,35 @@
+"""What the tests (tests/) and the site and notebook generators (web/) agree on, in one place.
+
+The chapters never import this package: each sNN_*/code.py stays self-contained.
+
+    CHAPTERS, ROOT                      the chapter folders, in order, and the repository
+    sections(source)                    the banner grammar of code.py: [(title, chapter, text)]
+    section_map(name)                   the same as {title: ((kind, chapter), text)}, by chapter
+    section_above(lines, index)         the title of the section holding a line (diff hunk headers)
+    offline_environment(**extra)        the environment of an offline chapter run: no key, no .env
+    read_scenario(path)                 scenario.json, read and checked: {prompt, turns, answers}
+"""
+
+from course.chapters import (
+    CHAPTERS,
+    LIVE_VARIABLES,
+    ROOT,
+    ScenarioError,
+    offline_environment,
+    read_scenario,
+    section_above,
+    section_map,
+    sections,
+)
+
+__all__ = [
+    "CHAPTERS",
+    "LIVE_VARIABLES",
+    "ROOT",
+    "ScenarioError",
+    "offline_environment",
+    "read_scenario",
+    "section_above",
+    "section_map",
+    "sections",
+]
