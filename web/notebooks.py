@@ -16,8 +16,9 @@ Every notebook follows the same path through its chapter:
     the piece on its own         the chapter's new function, called by hand
     exercises, and a live cell   the live cell runs only when ANTHROPIC_API_KEY is set
 
-What differs from chapter to chapter is data: CHAPTERS below holds it as plain strings. The cells
-every notebook shares are made by the small functions after it. Notebooks are written without
+What differs from chapter to chapter is each chapter's own words, in sNN_*/notebook.md next to
+its code.py (read by chapter_prose() below). The cells every notebook shares are made by the
+small functions after it. Notebooks are written without
 outputs, and a cell's id comes from its chapter and its position, so generating twice writes the
 same bytes and a notebook's diff shows only what changed in its cells.
 """
@@ -41,480 +42,42 @@ def text(source):
 
 
 # ======================================================================
-# WHAT EACH CHAPTER SAYS
+# WHAT EACH CHAPTER SAYS: sNN_*/notebook.md
 # ======================================================================
+# Each chapter's own words sit next to its code, in notebook.md: parts that start with a line
+# "%% name" (an HTML comment at the top says so to whoever edits it):
+#
 # title, intro         the first cell
-# new                  what to look for in the comparison with the chapter before
+# new, new_code        what to look for in the comparison with the chapter before (code optional)
 # idea, idea_code      the chapter's idea at work: the exact block that shows it
 # piece, piece_code    the new piece of code, called by hand
 # exercises            two or three, in markdown
 
-CHAPTERS = {
-    "s01_loop": {
-        "title": "s01 · The agent loop",
-        "intro": """
-            A coding agent is a loop. Send the conversation to the model; if the model asks for a
-            tool, run it, append the result, and send again; stop when it answers without asking
-            for a tool.
-
-            This notebook loads `code.py` from this folder, runs its scenario against the scripted
-            model (no key needed), and then looks at every model call: what went in, what came
-            back, and how the history grows by one assistant turn and one user turn per tool round.
-        """,
-        "new": """
-            ## What this chapter adds
-
-            Everything: one tool (`bash`), one loop, the scripted model that stands in for the API,
-            and the trace. Here is the one tool in full, exactly as it goes to the API in `tools`.
-        """,
-        "new_code": r'''
-            print(json.dumps(chapter.TOOLS, indent=2))
-        ''',
-        "idea": """
-            ## The idea at work: a tool round
-
-            The model asked for two commands in one turn. The harness ran both and answered them in
-            **one** user turn, with one `tool_result` per `tool_use`, matched by id and in the same
-            order. Then it called the model again with the whole history.
-        """,
-        "idea_code": r'''
-            # The assistant turn with the most tool_use blocks, and the user turn that answers it.
-            rounds = [(m, message) for m, message in enumerate(session.messages) if message["role"] == "assistant"
-                      and any(block["type"] == "tool_use" for block in message["content"])]
-            m, asked = max(rounds, key=lambda pair: sum(block["type"] == "tool_use" for block in pair[1]["content"]))
-            answered = session.messages[m + 1]
-
-            print(f"messages[{m}]: the assistant asks for tools")
-            show_json(asked)
-            print(f"messages[{m + 1}]: the next user turn answers every tool_use, by id, in order")
-            show_json(answered)
-
-            ids_asked = [block["id"] for block in asked["content"] if block["type"] == "tool_use"]
-            ids_answered = [block["tool_use_id"] for block in answered["content"]]
-            print("ids asked:   ", ids_asked)
-            print("ids answered:", ids_answered)
-            assert ids_asked == ids_answered
-        ''',
-        "piece": """
-            ## The piece on its own: `run_tool`
-
-            `run_tool()` turns one `tool_use` block into one `tool_result`, and never raises: a
-            wrong input or an unknown tool becomes a result with `"is_error": true`, so the model
-            hears what went wrong and the loop goes on. The commands run in the scratch folder.
-        """,
-        "piece_code": r'''
-            tries = [
-                {"id": "try_1", "name": "bash", "input": {"command": "wc -l notes.md"}},
-                {"id": "try_2", "name": "bash", "input": {"cmd": "ls"}},  # a wrong field name
-                {"id": "try_3", "name": "python", "input": {"code": "print(1)"}},  # no such tool
-                {"id": "try_4", "name": "bash", "input": {"command": "exit 3"}},  # a failing command is not an error
-            ]
-            for block in tries:
-                print(f"{block['name']} {json.dumps(block['input'])}")
-                show_json(chapter.run_tool(session, block))
-
-            # Some commands are refused before they run; asking only checks, it runs nothing.
-            print("rm -rf ~  ->", chapter.catastrophic_reason("rm -rf ~"))
-        ''',
-        "exercises": """
-            ## Exercises
-
-            1. **Predict, then check.** Add a turn to the script before its last one, e.g.
-               `script["turns"].insert(2, {"content": [{"type": "tool_use", "name": "bash", "input": {"command": "wc -l notes.md"}}]})`,
-               then run the cells again from *A session in a scratch folder*. How many model calls
-               and messages do you expect? Which tool-use id does the new call get?
-            2. **The whole history, every time.** Compare `len(json.dumps(call["request"]))` over
-               `session.client.calls`. What would break if the loop sent only the newest message?
-            3. **Stop reasons.** Give a turn `"stop_reason": "max_tokens"` in the script. What does
-               `agent_loop()` do with a `tool_use` block in a reply that did not stop for tools?
-        """,
-    },
-    "s02_tools": {
-        "title": "s02 · Tools and the workspace guard",
-        "intro": """
-            With only `bash`, the model reads files with `cat` and writes them with heredocs:
-            clumsy, fragile, and anything goes. s02 gives it tools made for files (`read_file`,
-            `write_file`, `edit_file`, `glob`), a dispatch map from tool name to handler that
-            checks every input against the tool's schema, and one **workspace guard**,
-            `resolve_path()`, that every path goes through.
-        """,
-        "new": """
-            ## What this chapter adds
-
-            Four file tools, and a system prompt that tells the model to use them. The comparison
-            below is computed from the two modules, s01 and s02.
-        """,
-        "idea": """
-            ## The idea at work: the guard refuses a path
-
-            The scripted model asked for `../CHANGELOG.md`, one folder above the working directory.
-            The guard refused it before any file was opened, and the model got the reason back as
-            a `tool_result` with `"is_error": true`. It then kept its note inside the workdir.
-        """,
-        "idea_code": r'''
-            m, b, refusal = find_blocks(lambda block: block.get("is_error") and str(block.get("content")).startswith("Refused:"))[0]
-            print("the model asked:")
-            show_json(tool_use_of(refusal))
-            print(f"messages[{m}], block {b}: the workspace guard's answer")
-            show_json(refusal)
-        ''',
-        "piece": """
-            ## The piece on its own: `resolve_path`
-
-            A few paths through the guard, against the scratch workdir. One of them goes through a
-            symlink that leads out of the workdir: the guard resolves links first, so it sees where
-            the path really ends.
-        """,
-        "piece_code": r'''
-            (workdir / "outside").symlink_to(workdir.parent)  # a link inside the workdir that leads out of it
-            paths = ["notes.md", "src/greet.py", str(workdir / "notes.md"), "src/../notes.md",
-                     "../CHANGELOG.md", "/etc/hostname", "~/.bashrc", "outside/anything.txt"]
-            for path in paths:
-                try:
-                    print(f"  {path!r:40} -> {chapter.shown(workdir, chapter.resolve_path(workdir, path))}")
-                except chapter.ToolError as error:
-                    print(f"  {path!r:40} -> {error}")
-        ''',
-        "exercises": """
-            ## Exercises
-
-            1. **A tool of your own, at run time.** The dispatch map is a dict. Register a tool from
-               this notebook: `chapter.TOOL_HANDLERS["count_lines"] = lambda workdir, path: str(len(chapter.resolve_path(workdir, path).read_text().splitlines()))`,
-               append its schema to `chapter.TOOLS`, add a turn that calls it to `script`, and run
-               again. Which check rejects `{"path": 3}` before your handler runs?
-            2. **Not unique.** Call `chapter.edit_file(workdir, "notes.md", "- ", "* ")`. What does
-               the model hear, and what are its two ways out?
-            3. **The guard's blind spot.** `bash` does not go through `resolve_path()`:
-               `chapter.run_tool(session, {"id": "t", "name": "bash", "input": {"command": "cat ../*/notes.md"}})`.
-               s03 puts a decision point in front of every call: does it ask before this
-               command? What would you change?
-        """,
-    },
-    "s03_permissions": {
-        "title": "s03 · Permissions: allow, deny, or ask",
-        "intro": """
-            s02 runs whatever the model asks for. A harness must decide first: some calls are always
-            fine (reading), some never (`rm -rf ~`), and the rest are the user's call. s03 puts one
-            decision point, `check_permission()`, in front of every tool call: a hard deny list,
-            then the rules in `.agent/settings.json` (deny > ask > allow), then the mode's default.
-
-            When the chapter asks the user, this notebook answers from a visible list, `ANSWERS`.
-        """,
-        "new": """
-            ## What this chapter adds
-
-            No new tool and the same system prompt: s03 changes what happens *between* the model's
-            request and the tool, so the model is told nothing new. Look for `check_permission` in
-            `code.py`.
-        """,
-        "idea": """
-            ## The idea at work: a denial
-
-            The scripted model asked to run `rm -rf ~`. That command is on the hard deny list, so
-            it was refused in every mode, without asking; the model heard why. The `write_file`
-            that followed asked the user, and the scripted answer said yes (see the run above).
-        """,
-        "idea_code": r'''
-            m, b, denial = find_blocks(lambda block: block.get("is_error") and str(block.get("content")).startswith("Denied"))[0]
-            print("the model asked:")
-            show_json(tool_use_of(denial))
-            print(f"messages[{m}], block {b}: the decision point's answer")
-            show_json(denial)
-
-            m, b, allowed = find_blocks(lambda block: str(block.get("content")).startswith("Created hello.txt"))[0]
-            print(f"messages[{m}], block {b}: the write the user allowed with {ANSWERS[:1]}")
-            show_json(allowed)
-        ''',
-        "piece": """
-            ## The piece on its own: `check_permission`
-
-            The same calls in each mode, and then with rules. `check_permission()` only decides: it
-            runs nothing and asks nothing, so it is safe to try anything here.
-        """,
-        "piece_code": r'''
-            calls = [
-                ("read_file", {"path": "notes.md"}),
-                ("bash", {"command": "grep -c Hello src/greet.py"}),
-                ("bash", {"command": "ls > files.txt"}),
-                ("write_file", {"path": "hello.txt", "content": "hi\n"}),
-                ("bash", {"command": "python3 src/greet.py"}),
-                ("bash", {"command": "rm -rf ~"}),
-            ]
+PROSE = "notebook.md"
+PARTS = ("title", "intro", "new", "new_code", "idea", "idea_code", "piece", "piece_code",
+         "exercises")
+REQUIRED = set(PARTS) - {"new_code"}
 
 
-            def decide_all(probe):
-                for name, tool_input in calls:
-                    decision, reason = chapter.check_permission(probe, name, tool_input)
-                    print(f"  {decision:5}  {chapter.call_summary({'name': name, 'input': tool_input}):34} {reason}")
-
-
-            for mode in chapter.MODES:
-                print(f"mode {mode}:")
-                decide_all(chapter.Session(client=None, model="none", workdir=workdir, mode=mode))
-
-            rules = {"permissions": {"allow": ["bash(python3 src/greet.py)"], "deny": ["write_file(*.txt)"]}}
-            print(f"mode default, with the rules {json.dumps(rules)}:")
-            decide_all(chapter.Session(client=None, model="none", workdir=workdir, settings=rules))
-        ''',
-        "exercises": """
-            ## Exercises
-
-            1. **The other branch.** Set `ANSWERS = ["n"]` in the scenario cell and run again from
-               there. Which turn of the script comes next, and why (look at its `when`)?
-            2. **Always.** Answer `"a"` instead. What lands in `workdir / ".agent" / "settings.json"`?
-               Would the rule also allow a write to `hello.txt.bak`?
-            3. **Conservative on purpose.** Try `chapter.is_read_only()` on `git log | head`,
-               `echo $(rm notes.md)`, `find . -delete` and `sort -o notes.md notes.md`. Why is a
-               wrong `False` cheap here and a wrong `True` expensive?
-        """,
-    },
-    "s04_hooks": {
-        "title": "s04 · Hooks: your code at fixed points of the loop",
-        "intro": """
-            A harness cannot know every rule a team wants ("never curl", "run the tests before you
-            say done"). Hooks let the user plug code into four fixed points of the loop:
-            `UserPromptSubmit`, `PreToolUse`, `PostToolUse` and `Stop`. A hook sees the event as
-            JSON and may block it or add to it. It is a Python function registered with
-            `add_hook()`, or a shell command in `.agent/settings.json`.
-
-            This chapter's workspace has two command hooks: a `PreToolUse` hook that blocks `curl`,
-            and a `Stop` hook that runs the tests before the model may finish.
-        """,
-        "new": """
-            ## What this chapter adds
-
-            No new tool and the same system prompt: hooks work around the model, not through it.
-            Here are the hooks of the workspace, as `.agent/settings.json` declares them.
-        """,
-        "new_code": r'''
-            print((HERE / "workspace" / ".agent" / "settings.json").read_text())
-        ''',
-        "idea": """
-            ## The idea at work: a hook blocks a call
-
-            The `PreToolUse` hook saw `curl` in the command and exited with code 2: the call was
-            blocked before it ran, and its stderr went to the model as the reason. Later the `Stop`
-            hook ran the tests, found them failing, and sent the model back to work with a user
-            turn of its own.
-        """,
-        "idea_code": r'''
-            m, b, blocked = find_blocks(lambda block: "Blocked by a PreToolUse hook" in str(block.get("content")))[0]
-            print("the model asked:")
-            show_json(tool_use_of(blocked))
-            print(f"messages[{m}], block {b}: the hook's answer")
-            show_json(blocked)
-
-            m, b, sent_back = find_blocks(lambda block: block.get("text", "").startswith('<hook event="Stop">'))[0]
-            print(f"messages[{m}], block {b}: the Stop hook sends the model back to work")
-            show_json(sent_back)
-
-            print("the hooks of this session, in the order they run:")
-            for hook in session.hooks:
-                print(f"  {hook.event:11} matcher={hook.matcher!r:22} {hook.label}")
-        ''',
-        "piece": """
-            ## The piece on its own: `add_hook` with Python functions
-
-            Two hooks on a fresh session: one that keeps `.env` private, one that adds a note to the
-            result of every edit. `run_tool()` runs the whole path: hooks, permission check, tool.
-        """,
-        "piece_code": r'''
-            probe = chapter.Session(client=None, model="none", workdir=workdir, mode="accept_edits")
-
-
-            def keep_env_private(event):
-                if ".env" in json.dumps(event["tool_input"]):
-                    return {"decision": "block", "reason": "This project keeps .env private."}
-                return None
-
-
-            def remind_to_test(event):
-                return {"context": f"{event['tool_input']['path']} changed: run the tests before you finish."}
-
-
-            chapter.add_hook(probe, "PreToolUse", keep_env_private)
-            chapter.add_hook(probe, "PostToolUse", remind_to_test, matcher="edit_file|write_file")
-
-            tries = [
-                {"id": "try_1", "name": "read_file", "input": {"path": ".env"}},
-                {"id": "try_2", "name": "read_file", "input": {"path": "calc.py"}},
-                {"id": "try_3", "name": "edit_file", "input": {"path": "calc.py", "old_string": "def add(a, b):",
-                                                               "new_string": "def add(a, b):  # the sum"}},
-            ]
-            for block in tries:
-                print(chapter.call_summary(block))
-                show_json(chapter.run_tool(probe, block))
-        ''',
-        "exercises": """
-            ## Exercises
-
-            1. **Add context to a prompt.** Register a `UserPromptSubmit` hook on `session` (after
-               the session cell, before the run) that returns `{"context": "Keep functions short."}`.
-               Where does that text land in the history, and how is it marked?
-            2. **A Stop hook that never gives up.** Add a `Stop` hook that always returns
-               `{"decision": "block", "reason": "Not yet."}`. How many times is the model sent
-               back, and which constant says so?
-            3. **A broken hook.** Add `chapter.add_hook(session, "PreToolUse", chapter.command_hook("exit 1"))`
-               after the session cell and run again. Does the session stop? What does the user
-               see, and what does the model hear?
-        """,
-    },
-    "s05_todo_write": {
-        "title": "s05 · A todo list, and a nudge when it falls behind",
-        "intro": """
-            On a long task a model drifts: it forgets a step, or stops half-way. s05 gives it a todo
-            list to keep with the `todo_write` tool. Each call sends the whole list, which replaces
-            the old one after the whole list is validated, and the list comes back rendered so the
-            model sees its plan. If three rounds of tool calls pass without an update, the harness
-            adds a reminder to that round's user turn.
-        """,
-        "new": """
-            ## What this chapter adds
-
-            The `todo_write` tool, and two sentences in the system prompt asking the model to plan
-            with it. The tool changes no file: it acts on the session, like a notepad.
-        """,
-        "idea": """
-            ## The idea at work: the reminder fires
-
-            After three tool rounds without a successful `todo_write`, the harness added the
-            reminder as the **last block of the same user turn** that carries that round's tool
-            results (roles must alternate, so it cannot be a message of its own). The model's next
-            call brought the list up to date.
-        """,
-        "idea_code": r'''
-            m, b, reminder = find_blocks(lambda block: block == chapter.REMINDER)[0]
-            turn = session.messages[m]
-            where = "the last one" if b == len(turn["content"]) - 1 else "not the last one"
-            print(f"The reminder is block {b} of messages[{m}], a {turn['role']} turn of {len(turn['content'])} blocks ({where}):")
-            show_json(reminder)
-            print(f"the whole of messages[{m}]:")
-            show_json(turn)
-
-            print(f"the {chapter.REMINDER_ROUNDS} tool rounds before it, none with a todo_write that passed:")
-            for message in [message for message in session.messages[:m] if message["role"] == "assistant"][-chapter.REMINDER_ROUNDS:]:
-                print("   ", ", ".join(chapter.call_summary(block) for block in message["content"] if block["type"] == "tool_use"))
-
-            number = next(n for n, call in enumerate(session.client.calls, 1) if len(call["request"]["messages"]) > m)
-            print(f"It reached the model in call {number}, which answered:")
-            show_json(reply_blocks(session.client.calls[number - 1]["response"]))
-        ''',
-        "piece": """
-            ## The piece on its own: `todo_write` validates first, then replaces
-
-            A fresh session with a list, then a few lists that should not replace it. A refused list
-            leaves the old one as it was.
-        """,
-        "piece_code": r'''
-            probe = chapter.Session(client=None, model="none", workdir=workdir)
-            print(chapter.todo_write(probe, [{"content": "Write the test", "status": "in_progress", "activeForm": "Writing the test"},
-                                             {"content": "Run it", "status": "pending"}]))
-            tries = {
-                "two items in progress": [{"content": "A", "status": "in_progress"}, {"content": "B", "status": "in_progress"}],
-                "an unknown status": [{"content": "Run it", "status": "done"}],
-                "an empty item": [{"content": "  ", "status": "pending"}],
-                "a JSON string, as some models send": '[{"content": "Run it", "status": "completed"}]',
-            }
-            for label, todos in tries.items():
-                try:
-                    rendered = chapter.todo_write(probe, todos)
-                    print(f"{label}: accepted, the list is now\n{textwrap.indent(rendered, '    ')}")
-                except chapter.ToolError as error:
-                    print(f"{label}: refused: {error}\n    the list stays: {[item['content'] for item in probe.todos]}")
-        ''',
-        "exercises": """
-            ## Exercises
-
-            1. **Sooner.** Set `chapter.REMINDER_ROUNDS = 2` and run again from the session cell.
-               Where does the reminder land now, and does the script still fit?
-            2. **A failed update is no update.** In the scenario the second `todo_write` is refused.
-               Find it in the steps above. Why must a refused list not reset the round counter?
-            3. **Out of the loop.** `/todos` in the REPL shows the list. Print
-               `chapter.render_todos(session.todos)` here: is it the list of the last call?
-        """,
-    },
-    "s06_plan_mode": {
-        "title": "s06 · Plan mode, enforced by the harness",
-        "intro": """
-            Before a large change the user may want a plan first. Asking the model nicely is not
-            enough: a prompt persuades, but the tool list and the permission check decide. In plan
-            mode the changing tools are not offered, and a changing call that arrives anyway is
-            refused. The model submits its plan with `exit_plan_mode`; the user approves it (the
-            plan is saved under `.agent/plans/`), answers with feedback, or rejects it.
-
-            The approval question is answered here from a visible list, `ANSWERS`.
-        """,
-        "new": """
-            ## What this chapter adds
-
-            Two tools, `enter_plan_mode` and `exit_plan_mode`, and a tool list that depends on the
-            session (`tools_for()`). The system prompt stays the same: plan mode speaks to the model
-            through reminders in the user turns.
-        """,
-        "idea": """
-            ## The idea at work: the plan file after approval
-
-            The scripted answer approved the plan. The harness left plan mode, saved the plan in
-            `.agent/plans/plan-<session id>.md`, and told the model where. Below: that file, the
-            tools offered in every call (plan mode hides the changing ones), the reminders that
-            told the model where it stood, and the `write_file` that arrived in plan mode anyway
-            and was refused.
-        """,
-        "idea_code": r'''
-            plan_path = chapter.plan_file(session)
-            print("plan file:", plan_path)
-            print("in the workdir:", chapter.shown(session.workdir, plan_path))
-            print(textwrap.indent(plan_path.read_text(), "    "))
-            assert chapter.newest_plan(session.workdir) == plan_path
-
-            print("the tools offered in each model call:")
-            all_names = [tool["name"] for tool in chapter.TOOLS]
-            for number, call in enumerate(session.client.calls, 1):
-                offered = [tool["name"] for tool in call["request"]["tools"]]
-                hidden = [name for name in all_names if name not in offered]
-                print(f"  call {number:2}: " + (f"plan mode, hidden: {', '.join(hidden)}" if hidden else "all tools"))
-
-            m, b, note = find_blocks(lambda block: block.get("text") == chapter.PLAN_MODE_ENTERED)[0]
-            print(f"messages[{m}], block {b}: the model hears that plan mode is on, and how to work in it")
-            print(textwrap.indent(note["text"], "    "))
-            m, b, refusal = find_blocks(lambda block: str(block.get("content")).startswith("Denied: plan mode is on"))[0]
-            print(f"messages[{m}], block {b}: a write in plan mode, refused")
-            show_json(refusal)
-            m, b, note = find_blocks(lambda block: block.get("text") == chapter.PLAN_MODE_ENDED)[0]
-            print(f"messages[{m}], block {b}: the model hears that plan mode has ended")
-            show_json(note)
-        ''',
-        "piece": """
-            ## The piece on its own: the plan-mode filter
-
-            The tool list and the permission check of a fresh session, with plan mode off and on.
-            Plan mode comes before every rule and every mode: even `bypass` cannot write in it.
-        """,
-        "piece_code": r'''
-            probe = chapter.Session(client=None, model="none", workdir=workdir, mode="bypass")
-            calls = [("read_file", {"path": "greet.py"}), ("bash", {"command": "grep -n greet greet.py"}),
-                     ("bash", {"command": "python3 greet.py"}), ("edit_file", {"path": "greet.py", "old_string": "a", "new_string": "b"})]
-            for plan_mode in (False, True):
-                probe.plan_mode = plan_mode
-                print(f"plan mode {'on' if plan_mode else 'off'} (permission mode {probe.mode}):")
-                print("  tools:", ", ".join(tool["name"] for tool in chapter.tools_for(probe)))
-                for name, tool_input in calls:
-                    decision, reason = chapter.check_permission(probe, name, tool_input)
-                    print(f"  {decision:5}  {chapter.call_summary({'name': name, 'input': tool_input}):30} {textwrap.shorten(reason, 70)}")
-        ''',
-        "exercises": """
-            ## Exercises
-
-            1. **Feedback.** Set `ANSWERS = ["Also mention --shout in README.md."]` and run again
-               from the scenario cell. Which turns of the script are taken, where does your
-               feedback sit in the history, and what happens at the second question?
-            2. **No.** Set `ANSWERS = ["n"]`. How many model calls follow the rejection, and which
-               field of the session ends the turn?
-            3. **Belt and braces.** The tool list already hides `write_file` in plan mode. Why does
-               `check_permission()` refuse it as well? Find the call in this scenario that shows why.
-        """,
-    },
-}
+def chapter_prose(name, root=ROOT):
+    """{part: text} from <name>/notebook.md; SystemExit naming the file if it is missing or
+    lacks a part."""
+    path = Path(root) / name / PROSE
+    if not path.is_file():
+        raise SystemExit(f"{path}: missing; each chapter's notebook cells come from its {PROSE}")
+    parts, current = {}, None
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("%% "):
+            current = line[3:].strip()
+            if current not in PARTS or current in parts:
+                raise SystemExit(f"{path}: unknown or repeated part '%% {current}'")
+            parts[current] = []
+        elif current is not None:
+            parts[current].append(line)
+    missing = sorted(REQUIRED - set(parts))
+    if missing:
+        raise SystemExit(f"{path}: no part {', '.join('%% ' + part for part in missing)}")
+    return {part: "\n".join(lines).strip("\n") for part, lines in parts.items()}
 
 
 # ======================================================================
@@ -824,9 +387,9 @@ def chapter_names(root=ROOT):
     return sorted(path.parent.name for path in root.glob("s[0-9][0-9]_*/code.py"))
 
 
-def cells_for(name, previous):
+def cells_for(name, previous, root=ROOT):
     """The cells of one chapter's notebook, as (kind, source, tags)."""
-    data = CHAPTERS[name]
+    data = chapter_prose(name, root)
     cells = [("markdown", f"# {data['title']}\n\n" + text(data["intro"]))]
     cells += load_cells(name, previous)
     cells += told_cells()
@@ -847,11 +410,11 @@ def cells_for(name, previous):
     return cells
 
 
-def build(name, previous=None):
+def build(name, previous=None, root=ROOT):
     """The notebook of one chapter: no outputs, ids from the chapter and the cell's position."""
     label = name.split("_")[0]
     notebook = new_notebook(metadata={"kernelspec": dict(KERNELSPEC), "language_info": {"name": "python"}})
-    for index, (kind, source, *tags) in enumerate(cells_for(name, previous)):
+    for index, (kind, source, *tags) in enumerate(cells_for(name, previous, root)):
         make = new_code_cell if kind == "code" else new_markdown_cell
         cell = make(text(source), id=f"{label}-{index:02d}")
         if tags:  # a cell given as (kind, source, ["idea"]): the tests find it by its tag
@@ -861,18 +424,18 @@ def build(name, previous=None):
     return notebook
 
 
-def render(name, previous=None):
+def render(name, previous=None, root=ROOT):
     """The exact text of one chapter's notebook.ipynb."""
-    return nbformat.writes(build(name, previous), version=4) + "\n"
+    return nbformat.writes(build(name, previous, root), version=4) + "\n"
 
 
 def notebooks(root=ROOT):
     """{chapter folder name: the text of its notebook}, for every chapter of the repository."""
     names = chapter_names(root)
-    missing = [name for name in names if name not in CHAPTERS]
-    if missing:
-        raise SystemExit(f"web/notebooks.py has no cells for {', '.join(missing)}: add them to CHAPTERS")
-    return {name: render(name, names[index - 1] if index else None) for index, name in enumerate(names)}
+    return {
+        name: render(name, names[index - 1] if index else None, root)
+        for index, name in enumerate(names)
+    }
 
 
 def generate(dest=ROOT, root=ROOT):
