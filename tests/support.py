@@ -111,13 +111,23 @@ def new_session(chapter, client, workdir, **extra):
     return chapter.Session(client=client, model=MODEL, workdir=Path(workdir), **extra)
 
 
+def golden(name):
+    """What the model sees in chapter `name`, as reviewed: tests/golden/<name>.json."""
+    return json.loads((ROOT / "tests" / "golden" / f"{name}.json").read_text(encoding="utf-8"))
+
+
 def request(chapter, session, messages):
-    """The exact keyword arguments the loop should send for this history."""
+    """The exact keyword arguments the loop should send for this history (outside plan mode).
+
+    The system prompt and the tools come from the reviewed golden file, never from the
+    chapter under test, so a changed description or schema fails the test that sends it.
+    """
+    seen = golden(chapter.CHAPTER)
     return {
         "model": MODEL,
         "max_tokens": chapter.MAX_TOKENS,
-        "system": chapter.system_prompt(session.workdir),
-        "tools": chapter.TOOLS,
+        "system": seen["system"].replace("{workdir}", str(session.workdir)),
+        "tools": seen["tools"],
         "messages": messages,
     }
 
