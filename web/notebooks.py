@@ -1,15 +1,18 @@
 """Generate the chapter notebooks: sNN_*/notebook.ipynb, one guided walk-through per chapter.
 
     python web/notebooks.py            (re)write every chapter's notebook.ipynb
-    python web/notebooks.py --check    write nothing; exit 1 if a notebook is missing or would change
+    python web/notebooks.py --check    write nothing; exit 1 if a notebook is missing or would
+                                       change
 
 Every notebook follows the same path through its chapter:
 
-    load code.py as a module     the chapter's own code, never a copy; the chapter before, to compare
+    load code.py as a module     the chapter's own code, never a copy; the chapter before, to
+                                 compare
     what the model is told       SYSTEM and the tools, and what this chapter added to them
     the scenario                 scenario.json, and the scripted answers to the chapter's questions
-    run it                       the chapter's own run_turn() in a scratch copy of workspace/, with
-                                 a client wrapper that records every model call
+    run it                       the chapter's own run_turn() in a scratch copy of workspace/,
+                                 with --trace on: call_model() records every model call in a
+                                 file of the scratch folder, and the notebook reads it back
     one model call at a time     what each call sent (the messages new since the call before) and
                                  what came back: the history grows before your eyes
     the idea at work             the exact block that shows this chapter's idea
@@ -88,7 +91,6 @@ def load_cells(name, previous):
     code = [text(r'''
         import builtins
         import contextlib
-        import copy
         import difflib
         import importlib.util
         import json
@@ -97,18 +99,19 @@ def load_cells(name, previous):
         import tempfile
         import textwrap
         from pathlib import Path
-        from types import SimpleNamespace
 
         sys.dont_write_bytecode = True  # loading code.py leaves no __pycache__ in the repository
 
         HERE = Path.cwd()  # the chapter's folder
         if not (HERE / "code.py").is_file():
-            raise RuntimeError(f"Open this notebook from its chapter folder: there is no code.py in {HERE}")
+            raise RuntimeError(
+                f"Open this notebook from its chapter folder: there is no code.py in {HERE}")
 
 
         def load_chapter(folder):
             """A fresh module made from <folder>/code.py."""
-            spec = importlib.util.spec_from_file_location(f"{folder.name}_code", folder / "code.py")
+            name, path = f"{folder.name}_code", folder / "code.py"
+            spec = importlib.util.spec_from_file_location(name, path)
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
             return module
@@ -118,8 +121,11 @@ def load_cells(name, previous):
         print(f"chapter:  {chapter.CHAPTER}  ({HERE / 'code.py'})")
     ''')]
     if previous is not None:
-        code += [f'previous = load_chapter(HERE.parent / "{previous}")  # the chapter before, to compare with',
-                 'print(f"previous: {previous.CHAPTER}")']
+        code += [
+            "# the chapter before, to compare with",
+            f'previous = load_chapter(HERE.parent / "{previous}")',
+            'print(f"previous: {previous.CHAPTER}")',
+        ]
     return [
         ("markdown", """
             ## Load the chapter
@@ -147,7 +153,11 @@ def told_cells():
             print(f"\nTOOLS ({len(chapter.TOOLS)})")
             for tool in chapter.TOOLS:
                 schema = tool["input_schema"]
-                fields = ", ".join(key + ("" if key in schema.get("required", []) else "?") for key in schema["properties"])
+                required = schema.get("required", [])
+                fields = ", ".join(
+                    key if key in required else key + "?"  # ? marks an optional field
+                    for key in schema["properties"]
+                )
                 print(f"  {tool['name']}({fields})")
                 print(textwrap.indent(textwrap.fill(tool["description"], 88), "      "))
         '''),
@@ -158,13 +168,20 @@ def compare_cells():
     """What this chapter added to SYSTEM and the tools, computed from the two modules."""
     return [("code", r'''
         def wrapped(prompt):
-            return [line for paragraph in prompt.splitlines() for line in (textwrap.wrap(paragraph, 78) or [""])]
+            """The prompt's lines, each paragraph wrapped to 78 columns (an empty one stays)."""
+            return [
+                line
+                for paragraph in prompt.splitlines()
+                for line in (textwrap.wrap(paragraph, 78) or [""])
+            ]
 
 
         old_tools = {tool["name"]: tool for tool in previous.TOOLS}
         new_tools = {tool["name"]: tool for tool in chapter.TOOLS}
         added = [name for name in new_tools if name not in old_tools]
-        changed = [name for name in new_tools if name in old_tools and new_tools[name] != old_tools[name]]
+        changed = [
+            name for name in new_tools if name in old_tools and new_tools[name] != old_tools[name]
+        ]
         print(f"tools new in {chapter.CHAPTER}:", ", ".join(added) or "none")
         print("tools changed:", ", ".join(changed) or "none")
         for name in added:
@@ -175,7 +192,11 @@ def compare_cells():
             print(f"\nThe system prompt is the same as in {previous.CHAPTER}.")
         else:
             print(f"\nThe system prompt, {previous.CHAPTER} -> {chapter.CHAPTER}:")
-            for line in difflib.unified_diff(wrapped(old_prompt), wrapped(new_prompt), previous.CHAPTER, chapter.CHAPTER, lineterm=""):
+            diff = difflib.unified_diff(
+                wrapped(old_prompt), wrapped(new_prompt),
+                previous.CHAPTER, chapter.CHAPTER, lineterm="",
+            )
+            for line in diff:
                 print(line)
     ''')]
 
@@ -192,7 +213,8 @@ def scenario_cells():
             branch. With no answer left, a question gets end-of-file: the safe answer.
         """),
         ("code", r'''
-            script = chapter.load_script(HERE / "scenario.json")  # the chapter's own loader checks every turn
+            # the chapter's own loader: it checks every turn
+            script = chapter.load_script(HERE / "scenario.json")
             ANSWERS = list(script.get("answers", []))
 
 
@@ -207,8 +229,10 @@ def scenario_cells():
             print(f"turns:    {len(script['turns'])}")
             for number, turn in enumerate(script["turns"], 1):
                 blocks = turn.get("content", turn.get("response", {}).get("content", []))
-                when = f"   [only when the newest user turn has {turn['when']!r}]" if "when" in turn else ""
-                print(f"  {number:2}. " + " + ".join(summary(block) for block in blocks) + when)
+                shown = " + ".join(summary(block) for block in blocks)
+                if "when" in turn:
+                    shown += f"   [only when the newest user turn has {turn['when']!r}]"
+                print(f"  {number:2}. {shown}")
         '''),
     ]
 
@@ -219,27 +243,21 @@ def session_cells():
             ## A session in a scratch folder
 
             The tools act in a fresh temporary copy of `workspace/`, so the repository stays as it
-            is. `make_session()` is the chapter's own set-up (settings, hooks, the banner). The
-            client becomes the chapter's `ScriptedModel`, playing the script above, wrapped in a
-            `RecordingClient` that keeps a copy of every `messages.create` call: what was sent, and
-            what came back. `scripted_answers()` answers the chapter's `input()` from `ANSWERS`.
+            is. `make_session()` is the chapter's own set-up (settings, hooks, the banner), given
+            the same options as the command line, `--trace` among them: the chapter's
+            `call_model()` then appends one JSON line per model call to `trace.jsonl`, next to the
+            copy, with exactly what was sent and what came back. `model_calls()` reads them back.
+            The client becomes the chapter's `ScriptedModel`, playing the script above, and
+            `scripted_answers()` answers the chapter's `input()` from `ANSWERS`.
         """),
         ("code", r'''
-            class RecordingClient:
-                """Stands between the session and its client, and keeps a copy of every model call."""
-
-                def __init__(self, inner):
-                    self.inner = inner
-                    self.calls = []  # one {"request": ..., "response": ...} per messages.create call
-                    self.messages = SimpleNamespace(create=self.create)
-
-                def create(self, **request):
-                    sent = copy.deepcopy(request)  # the history keeps growing: keep it as it is now
-                    response = self.inner.messages.create(**request)
-                    self.calls.append({"request": sent, "response": response.to_dict(mode="json")})
-                    print(f"--- model call {len(self.calls)}: sent {len(sent['messages'])} messages, "
-                          f"stop_reason {response.stop_reason!r} ---")
-                    return response
+            def model_calls():
+                """Every model call so far, as --trace recorded it, one line per call:
+                {"request": the keyword arguments of messages.create,
+                 "response": the reply as JSON}.
+                """
+                lines = session.trace.read_text(encoding="utf-8").splitlines()
+                return [json.loads(line) for line in lines]
 
 
             @contextlib.contextmanager
@@ -264,32 +282,45 @@ def session_cells():
 
 
             def show_json(value, indent=4):
-                print(textwrap.indent(json.dumps(value, indent=2, ensure_ascii=False), " " * indent))
+                shown = json.dumps(value, indent=2, ensure_ascii=False)
+                print(textwrap.indent(shown, " " * indent))
 
 
             def reply_blocks(response):
-                """The content of a recorded response, each block with its type first, as in the history."""
+                """The content of a recorded response, each block with its type first, as in the
+                history."""
                 return [{"type": block["type"], **block} for block in response["content"]]
 
 
             def find_blocks(test):
-                """(message index, block index, block) for each block of the history that passes test()."""
-                return [(m, b, block) for m, message in enumerate(session.messages) if isinstance(message["content"], list)
-                        for b, block in enumerate(message["content"]) if test(block)]
+                """(message index, block index, block) for each block of the history that passes
+                test()."""
+                found = []
+                for m, message in enumerate(session.messages):
+                    if isinstance(message["content"], list):
+                        found += [(m, b, block) for b, block in enumerate(message["content"])
+                                  if test(block)]
+                return found
 
 
             def tool_use_of(result):
                 """The tool_use block that a tool_result answers."""
-                return find_blocks(lambda block: block.get("type") == "tool_use" and block["id"] == result["tool_use_id"])[0][2]
+                def answered(block):
+                    return block.get("type") == "tool_use" and block["id"] == result["tool_use_id"]
+
+                return find_blocks(answered)[0][2]
         '''),
         ("code", r'''
-            workdir = Path(tempfile.mkdtemp(prefix=f"{chapter.PROMPT_LABEL}-notebook-"))
-            shutil.copytree(HERE / "workspace", workdir, dirs_exist_ok=True)
-            args = chapter.parse_args(["--offline", "--workdir", str(workdir)])
-            session, banner = chapter.make_session(args)
-            session.client = RecordingClient(chapter.ScriptedModel(script))
+            scratch = Path(tempfile.mkdtemp(prefix=f"{chapter.PROMPT_LABEL}-notebook-"))
+            workdir = scratch / "workspace"  # where the tools act
+            shutil.copytree(HERE / "workspace", workdir)
+            trace = scratch / "trace.jsonl"  # outside the workdir: the tools do not see it
+            options = ["--offline", "--workdir", str(workdir), "--trace", str(trace)]
+            session, banner = chapter.make_session(chapter.parse_args(options))
+            session.client = chapter.ScriptedModel(script)
             print("\n".join(banner))
-            print("client:", type(session.client.inner).__name__, "in a RecordingClient")
+            print("client:", type(session.client).__name__, "playing the script above")
+            print("trace: ", session.trace)
         '''),
     ]
 
@@ -299,30 +330,36 @@ def run_cells():
         ("markdown", """
             ## Run it
 
-            The chapter's own `run_turn()`, exactly as the command line runs it. The lines between
-            `---` marks are what the chapter prints after each model call.
+            The chapter's own `run_turn()`, exactly as the command line runs it: what it prints is
+            what a user would see. Each model call it makes lands in the trace.
         """),
         ("code", r'''
             print(f"{chapter.PROMPT_LABEL} >> {script['prompt']}")
             with scripted_answers(ANSWERS):
                 finished = chapter.run_turn(session, script["prompt"])
-            print(f"\nrun_turn() returned {finished}: {len(session.client.calls)} model calls, "
-                  f"{len(session.messages)} messages in the history")
+            print(f"\nrun_turn() returned {finished}: {len(model_calls())} model calls "
+                  f"in {session.trace.name}, {len(session.messages)} messages in the history")
         '''),
         ("markdown", """
             ## One model call at a time
 
-            Each call sends the whole history. Below, for every call: the keyword arguments of
-            `messages.create`, the messages that are new since the call before, and what came back.
-            Call `show_call(n)` to look at one call.
+            Each call sends the whole history. Below, for every call in the trace: the keyword
+            arguments of `messages.create`, the messages that are new since the call before, and
+            what came back. Call `show_call(n)` to look at one call.
         """),
         ("code", r'''
             def show_call(number):
-                calls = session.client.calls
+                calls = model_calls()
                 request, response = calls[number - 1]["request"], calls[number - 1]["response"]
-                before = calls[number - 2]["request"] if number > 1 else {"system": None, "tools": None, "messages": []}
+                if number > 1:
+                    before = calls[number - 2]["request"]
+                else:  # the first call: everything in it is new
+                    before = {"system": None, "tools": None, "messages": []}
                 sent, old = request["messages"], before["messages"]
-                first_new = next((i for i, message in enumerate(sent) if i >= len(old) or message != old[i]), len(sent))
+                first_new = next(
+                    (i for i, message in enumerate(sent) if i >= len(old) or message != old[i]),
+                    len(sent),
+                )
                 print(f"=== call {number} of {len(calls)}: create({', '.join(request)})")
                 if request["system"] != before["system"]:
                     same = request["system"] == chapter.system_prompt(session.workdir)
@@ -338,13 +375,14 @@ def run_cells():
                 print()
 
 
-            for number in range(1, len(session.client.calls) + 1):
+            for number in range(1, len(model_calls()) + 1):
                 show_call(number)
         '''),
         ("code", r'''
             # The history at the end: one line per message, the blocks it holds.
             for index, message in enumerate(session.messages):
-                kinds = [block["type"] + (" (is_error)" if block.get("is_error") else "") for block in message["content"]]
+                kinds = [block["type"] + (" (is_error)" if block.get("is_error") else "")
+                         for block in message["content"]]
                 print(f"messages[{index:2}]  {message['role']:9}  {', '.join(kinds)}")
         '''),
     ]
@@ -363,15 +401,18 @@ def live_cells():
         ("code", r'''
             from dotenv import find_dotenv, load_dotenv
 
-            load_dotenv(find_dotenv(usecwd=True))  # as code.py does: .env from this folder or a folder above it
+            # as code.py does: .env from this folder or a folder above it
+            load_dotenv(find_dotenv(usecwd=True))
             LIVE_PROMPT = script["prompt"]
             if not chapter.has_key():
-                print("No ANTHROPIC_API_KEY is set, so this cell stops here: everything above ran offline,\n"
-                      "with the scripted model. To try it live, set the key (or put it in .env) and run this cell again.")
+                print("No ANTHROPIC_API_KEY is set, so this cell stops here: everything above "
+                      "ran offline,\nwith the scripted model. To try it live, set the key (or "
+                      "put it in .env) and run this cell again.")
             else:
                 live_workdir = Path(tempfile.mkdtemp(prefix=f"{chapter.PROMPT_LABEL}-live-"))
                 shutil.copytree(HERE / "workspace", live_workdir, dirs_exist_ok=True)
-                live, banner = chapter.make_session(chapter.parse_args(["--workdir", str(live_workdir)]))
+                live_args = chapter.parse_args(["--workdir", str(live_workdir)])
+                live, banner = chapter.make_session(live_args)
                 print("\n".join(banner))  # the model and the endpoint; never the key
                 chapter.run_turn(live, LIVE_PROMPT)
         '''),
@@ -413,7 +454,8 @@ def cells_for(name, previous, root=ROOT):
 def build(name, previous=None, root=ROOT):
     """The notebook of one chapter: no outputs, ids from the chapter and the cell's position."""
     label = name.split("_")[0]
-    notebook = new_notebook(metadata={"kernelspec": dict(KERNELSPEC), "language_info": {"name": "python"}})
+    metadata = {"kernelspec": dict(KERNELSPEC), "language_info": {"name": "python"}}
+    notebook = new_notebook(metadata=metadata)
     for index, (kind, source, *tags) in enumerate(cells_for(name, previous, root)):
         make = new_code_cell if kind == "code" else new_markdown_cell
         cell = make(text(source), id=f"{label}-{index:02d}")
@@ -445,21 +487,29 @@ def generate(dest=ROOT, root=ROOT):
         path = Path(dest) / name / NOTEBOOK
         path.parent.mkdir(parents=True, exist_ok=True)
         if not path.exists() or path.read_text(encoding="utf-8") != content:
-            path.write_text(content, encoding="utf-8", newline="\n")  # the same bytes on every system
+            # newline="\n": the same bytes on every system
+            path.write_text(content, encoding="utf-8", newline="\n")
             written.append(path)
     return written
 
 
 def stale(root=ROOT):
     """The notebooks that are missing or differ from what the generator makes now."""
-    return [root / name / NOTEBOOK for name, content in notebooks(root).items()
-            if not (root / name / NOTEBOOK).exists()
-            or (root / name / NOTEBOOK).read_text(encoding="utf-8") != content]
+    outdated = []
+    for name, content in notebooks(root).items():
+        path = root / name / NOTEBOOK
+        if not path.exists() or path.read_text(encoding="utf-8") != content:
+            outdated.append(path)
+    return outdated
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python web/notebooks.py", description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a notebook would change")
+    parser = argparse.ArgumentParser(
+        prog="python web/notebooks.py", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 if a notebook would change"
+    )
     args = parser.parse_args(argv)
     if args.check:
         outdated = stale()
