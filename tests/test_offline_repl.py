@@ -266,3 +266,59 @@ def test_the_scenarios_without_the_hard_deny_list_change_nothing_outside_their_w
         b"still here\n").hexdigest()}
     assert {name: tree(tmp_path / "chapters" / name) for name in PRESENT} == before
     assert sorted(os.listdir(tmp_path)) == ["chapters", "home", "runner", "sentinel", "tmp"]
+
+
+# ======================================================================
+# s01: a slow step for practising Ctrl-C
+# ======================================================================
+
+def play_s01_then_wait(monkeypatch, tmp_path, sleep):
+    """The s01 scenario in-process, then `wait`; bash is replaced, so nothing sleeps."""
+    s01 = load_chapter("s01_loop")
+    script = s01.load_script(ROOT / "s01_loop" / "scenario.json")
+    commands = []
+
+    def fake_bash(command, workdir):
+        commands.append(command)
+        if command == "sleep 20":
+            return sleep()
+        return "(output)\n[exit code: 0]"
+
+    monkeypatch.setattr(s01, "run_bash", fake_bash)
+    session = new_session(s01, s01.ScriptedModel(script), tmp_path)
+    assert s01.run_turn(session, script["prompt"]) is True
+    played = len(session.messages)
+    finished = s01.run_turn(session, "wait")
+    return s01, session, commands, played, finished
+
+
+def test_s01_wait_runs_sleep_20_after_the_scenario(monkeypatch, tmp_path):
+    s01, session, commands, played, finished = play_s01_then_wait(
+        monkeypatch, tmp_path, lambda: "(no output)\n[exit code: 0]")
+    assert finished is True
+    assert commands == ["ls", "head -n 1 notes.md", "python3 hello.py", "sleep 20"]
+    assert session.messages[played:] == [
+        user(text("wait")),
+        assistant(text("This will take a while."), tool_use("toolu_04", "bash", {"command": "sleep 20"})),
+        user({"type": "tool_result", "tool_use_id": "toolu_04", "content": "(no output)\n[exit code: 0]"}),
+        assistant(text("Done: sleep 20 ran to its end. Next time, press Ctrl-C while it runs.")),
+    ]
+
+
+def test_s01_ctrl_c_during_the_sleep_keeps_a_valid_history_and_the_script_then_says_it_is_over(
+        monkeypatch, tmp_path, capsys):
+    def interrupted():
+        raise KeyboardInterrupt
+
+    s01, session, commands, played, finished = play_s01_then_wait(monkeypatch, tmp_path, interrupted)
+    assert finished is False
+    assert s01.run_turn(session, "next") is True
+    assert session.messages[played:] == [
+        user(text("wait")),
+        assistant(text("This will take a while."), tool_use("toolu_04", "bash", {"command": "sleep 20"})),
+        user({"type": "tool_result", "tool_use_id": "toolu_04", "content": "Interrupted by the user.",
+              "is_error": True}, text("next")),
+        assistant(text(OVER)),
+    ]
+    assert capsys.readouterr().out.splitlines()[-4:] == [
+        "This will take a while.", "  > bash: sleep 20", "[Interrupted.]", *OVER.splitlines()]
