@@ -644,9 +644,6 @@ def changes_settings(session, name, tool_input):
 
 def check_permission(session, name, tool_input):
     """Decide one tool call before it runs: ("allow" | "deny" | "ask", reason)."""
-    if session.plan_mode and name == "enter_plan_mode":
-        return "deny", ("Plan mode is already on. "
-                        "Explore, then submit your plan with exit_plan_mode.")
     if session.plan_mode and not plan_mode_allows(name, tool_input):
         return "deny", (f"Denied: plan mode is on, and {name} may change things. "
                         "Only reading tools and read-only bash run now. "
@@ -1095,6 +1092,8 @@ PLAN_MODE_STILL_ON = ("<reminder>Plan mode is still on: read and plan only, "
                       "then submit the plan with exit_plan_mode.</reminder>")
 PLAN_MODE_ENDED = ("<reminder>Plan mode has ended: the user approved the plan. "
                    "You may change files now.</reminder>")
+PLAN_MODE_LEFT = ("<reminder>The user ended plan mode without a plan. "
+                  "You may change files now.</reminder>")
 
 ENTER_PLAN_TOOL = {
     "name": "enter_plan_mode",
@@ -1119,10 +1118,10 @@ def new_session_id():
 
 
 def plan_mode_allows(name, tool_input):
-    """In plan mode, only calls that change nothing run."""
+    """In plan mode, only calls that change nothing run (entering again changes nothing)."""
     if name == "bash":
         return is_read_only(tool_input["command"])
-    return name not in PLAN_MODE_HIDDEN
+    return name == "enter_plan_mode" or name not in PLAN_MODE_HIDDEN
 
 
 def tools_for(session):
@@ -1142,6 +1141,8 @@ def enter_plan(session):
 
 def enter_plan_mode(session):
     """The tool: takes effect at once, without asking, since it only restricts."""
+    if session.plan_mode:  # e.g. after --plan or /plan: nothing to do, and no error
+        return "Plan mode is already on. Explore, then submit your plan with exit_plan_mode."
     show(enter_plan(session))
     return "Plan mode is on. Explore, then submit your plan with exit_plan_mode."
 
@@ -1190,13 +1191,30 @@ def take_notes(session):
 
 
 def command_plan(session, argument):
-    """/plan shows plan mode; /plan TASK turns it on and sends TASK."""
+    """/plan shows plan mode; /plan TASK turns it on and sends TASK; /plan off leaves it."""
     if not argument:
-        show(f"plan mode: {'on' if session.plan_mode else 'off'}   (/plan TASK to plan a task)")
+        show(f"plan mode: {'on' if session.plan_mode else 'off'}   "
+             "(/plan TASK to plan a task, /plan off to leave plan mode)")
+        return
+    if argument == "off":
+        leave_plan(session)
         return
     if not session.plan_mode:
         show(enter_plan(session))
     run_turn(session, argument)
+
+
+def leave_plan(session):
+    """/plan off: plan mode ends without a plan; the model hears it with the next user turn."""
+    if not session.plan_mode:
+        show("plan mode is already off")
+        return
+    session.plan_mode = False
+    if PLAN_MODE_ENTERED in session.notes:  # the model never heard that plan mode was on
+        session.notes.remove(PLAN_MODE_ENTERED)
+    else:
+        session.notes.append(PLAN_MODE_LEFT)
+    show(f"[Plan mode is off, without a plan; the permission mode is {session.mode} again.]")
 
 
 def newest_plan(workdir):
