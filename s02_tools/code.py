@@ -438,6 +438,11 @@ CATASTROPHIC = [
 ]
 
 
+# Set for the tools' processes (make_session does it): offline, HOME is the workdir, so that
+# a `~` in a script means the scratch copy and never the learner's home folder.
+TOOL_ENVIRONMENT = {}
+
+
 def catastrophic_reason(command):
     """Why this command must never run, or None."""
     for pattern, reason in CATASTROPHIC:
@@ -451,6 +456,7 @@ def run_bash(command, workdir):
     if reason:
         raise ToolError(f"Refused: this command {reason}.")
     env = {k: v for k, v in os.environ.items() if k not in SECRET_VARIABLES}
+    env.update(TOOL_ENVIRONMENT)
     process = subprocess.Popen(
         command, shell=True, cwd=workdir, env=env,
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -597,6 +603,7 @@ class Session:
     workdir: Path
     trace: Path | None = None
     messages: list = field(default_factory=list)
+    args: object = None  # the command line it was made from, for /restart
 
 
 def add_user_blocks(messages, blocks):
@@ -715,7 +722,7 @@ def load_script(path):
     if script is None or (isinstance(script, dict) and "response" in script):
         try:  # a trace: replay its responses in order
             calls = [json.loads(line) for line in text.splitlines() if line.strip()]
-            script = {"prompt": text_of(calls[0]["request"]["messages"][0]),
+            script = {"prompt": typed_text(calls[0]["request"]["messages"][0]),
                       "turns": [{"response": call["response"]} for call in calls]}
         except (json.JSONDecodeError, LookupError, TypeError, AttributeError):
             raise ScriptError(
@@ -763,7 +770,17 @@ def text_of(message):
     return "\n".join(parts)
 
 
+def typed_text(message):
+    """What the user typed in a user turn: its first text block (notes and reminders follow)."""
+    if isinstance(message["content"], str):
+        return message["content"].strip()
+    texts = [block["text"] for block in message["content"] if block.get("type") == "text"]
+    return texts[0].strip() if texts else ""
+
+
 class ScriptedModel:
+    """Plays a script, and says so honestly when it is asked for what it has no turn for."""
+
     def __init__(self, script):
         self.script = script
         self.position = 0  # the next turn to consider
@@ -774,15 +791,25 @@ class ScriptedModel:
     def create(self, *, model, messages, **request):
         self.calls += 1
         newest = text_of(messages[-1]) if messages else ""
-        turns = self.script["turns"]
+        turns, prompt = self.script["turns"], self.script.get("prompt")
+        typed = typed_text(messages[-1]) if messages else ""
+        if self.position == 0 and prompt and typed != prompt.strip():
+            # At its start a script expects its own prompt: another one does not consume it.
+            return self.say(model, f"(This is a scripted model, and its script was written for "
+                                   f"the prompt: {prompt.strip()}\nType that prompt to play it, "
+                                   "or /restart to start again.)")
         while self.position < len(turns):
             turn = turns[self.position]
             self.position += 1
             if turn.get("when", "") in newest:
                 return make_message(turn, model, self.tool_numbers, self.calls)
-        ending = {"content": [{"type": "text", "text": (
-            "(The script has no more turns: this is where the recorded session ended.)")}]}
-        return make_message(ending, model, self.tool_numbers, self.calls)
+        return self.say(model, "(The script has no more turns: this is where the recorded "
+                               "session ended. In the REPL, /restart plays it again.)")
+
+    def say(self, model, text):
+        """A text turn of the stand-in's own, outside the script."""
+        turn = {"content": [{"type": "text", "text": text}]}
+        return make_message(turn, model, self.tool_numbers, self.calls)
 
 
 # ======================================================================
@@ -834,10 +861,17 @@ def make_session(args):
         workdir = workdir.resolve()
     else:
         workdir = Path.cwd().resolve()
-    banner.append(f"workdir: {workdir}")
+    TOOL_ENVIRONMENT.clear()
+    if offline:  # whatever a script says, `~` is the scratch copy
+        TOOL_ENVIRONMENT["HOME"] = str(workdir)
+    banner.append(f"workdir: {workdir}" + ("  (also HOME for the tools, offline)" * bool(offline)))
+    if offline and not args.workdir:
+        banner.append(f"(a fresh copy of workspace/, kept after the run to look at; "
+                      f"rm -rf {workdir.parent}/s0?-* removes them all)")
     if args.trace:
         open(args.trace, "a").close()  # a trace that cannot be written fails now, not mid-session
-    return Session(client=client, model=model, workdir=workdir, trace=args.trace), banner
+    return Session(client=client, model=model, workdir=workdir, trace=args.trace,
+                   args=args), banner
 
 
 def read_line(prompt):
@@ -855,6 +889,38 @@ def read_line(prompt):
     return line
 
 
+def command_help(session, argument):
+    """/help lists the commands."""
+    for command in COMMANDS.values():
+        show(command.__doc__.split("\n")[0], 2)
+    show("q, quit, exit or EOF leaves; Ctrl-C cancels a turn.", 2)
+
+
+def command_restart(session, argument):
+    """/restart starts again: a new session; offline, the script from its start."""
+    try:  # made the way the command line made the first: offline, a fresh copy of workspace/
+        fresh, _ = make_session(session.args)
+    except Exception as error:
+        show(f"[Could not restart: {error}. The session goes on.]")
+        return
+    vars(session).update(vars(fresh))
+    what = "the script plays from its start" if isinstance(session.client, ScriptedModel) \
+        else "a new conversation"
+    show(f"[Restarted: {what}, with a new history; workdir: {session.workdir}]")
+
+
+COMMANDS = {"/help": command_help, "/restart": command_restart}
+
+
+def run_command(session, line):
+    """A REPL command such as /help."""
+    name, _, argument = line.partition(" ")
+    if name in COMMANDS:
+        COMMANDS[name](session, argument.strip())
+    else:
+        show(f"unknown command {name}; the commands are: {', '.join(COMMANDS)}")
+
+
 def repl(session):
     while True:
         try:
@@ -863,7 +929,9 @@ def repl(session):
             continue
         if line is None or line.strip() in ("q", "quit", "exit"):
             return 0
-        if line.strip():
+        if line.strip().startswith("/"):
+            run_command(session, line.strip())
+        elif line.strip():
             run_turn(session, line.strip())
 
 
@@ -877,7 +945,7 @@ def main(argv=None):
     except (ScriptError, OSError) as error:
         print(f"{CHAPTER}: {error}", file=sys.stderr)
         return 2
-    for line in banner:
+    for line in banner + ["/help lists the commands; q leaves."] * (args.prompt is None):
         show(line)
     if args.prompt is not None:
         if not args.prompt.strip():

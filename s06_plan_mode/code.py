@@ -644,9 +644,6 @@ def changes_settings(session, name, tool_input):
 
 def check_permission(session, name, tool_input):
     """Decide one tool call before it runs: ("allow" | "deny" | "ask", reason)."""
-    if session.plan_mode and name == "enter_plan_mode":
-        return "deny", ("Plan mode is already on. "
-                        "Explore, then submit your plan with exit_plan_mode.")
     if session.plan_mode and not plan_mode_allows(name, tool_input):
         return "deny", (f"Denied: plan mode is on, and {name} may change things. "
                         "Only reading tools and read-only bash run now. "
@@ -1095,6 +1092,8 @@ PLAN_MODE_STILL_ON = ("<reminder>Plan mode is still on: read and plan only, "
                       "then submit the plan with exit_plan_mode.</reminder>")
 PLAN_MODE_ENDED = ("<reminder>Plan mode has ended: the user approved the plan. "
                    "You may change files now.</reminder>")
+PLAN_MODE_LEFT = ("<reminder>The user ended plan mode without a plan. "
+                  "You may change files now.</reminder>")
 
 ENTER_PLAN_TOOL = {
     "name": "enter_plan_mode",
@@ -1119,10 +1118,10 @@ def new_session_id():
 
 
 def plan_mode_allows(name, tool_input):
-    """In plan mode, only calls that change nothing run."""
+    """In plan mode, only calls that change nothing run (entering again changes nothing)."""
     if name == "bash":
         return is_read_only(tool_input["command"])
-    return name not in PLAN_MODE_HIDDEN
+    return name == "enter_plan_mode" or name not in PLAN_MODE_HIDDEN
 
 
 def tools_for(session):
@@ -1133,15 +1132,18 @@ def tools_for(session):
 
 
 def enter_plan(session):
-    """Turn plan mode on; the full instructions go with the next user turn."""
+    """Turn plan mode on; the full instructions go with the next user turn. Returns the line
+    that tells the user."""
     session.plan_mode = True
     session.notes.append(PLAN_MODE_ENTERED)
-    show("[Plan mode is on: the model may read and plan, not change anything.]")
+    return "[Plan mode is on: the model may read and plan, not change anything.]"
 
 
 def enter_plan_mode(session):
     """The tool: takes effect at once, without asking, since it only restricts."""
-    enter_plan(session)
+    if session.plan_mode:  # e.g. after --plan or /plan: nothing to do, and no error
+        return "Plan mode is already on. Explore, then submit your plan with exit_plan_mode."
+    show(enter_plan(session))
     return "Plan mode is on. Explore, then submit your plan with exit_plan_mode."
 
 
@@ -1189,13 +1191,30 @@ def take_notes(session):
 
 
 def command_plan(session, argument):
-    """/plan shows plan mode; /plan TASK turns it on and sends TASK."""
+    """/plan shows plan mode; /plan TASK turns it on and sends TASK; /plan off leaves it."""
     if not argument:
-        show(f"plan mode: {'on' if session.plan_mode else 'off'}   (/plan TASK to plan a task)")
+        show(f"plan mode: {'on' if session.plan_mode else 'off'}   "
+             "(/plan TASK to plan a task, /plan off to leave plan mode)")
+        return
+    if argument == "off":
+        leave_plan(session)
         return
     if not session.plan_mode:
-        enter_plan(session)
+        show(enter_plan(session))
     run_turn(session, argument)
+
+
+def leave_plan(session):
+    """/plan off: plan mode ends without a plan; the model hears it with the next user turn."""
+    if not session.plan_mode:
+        show("plan mode is already off")
+        return
+    session.plan_mode = False
+    if PLAN_MODE_ENTERED in session.notes:  # the model never heard that plan mode was on
+        session.notes.remove(PLAN_MODE_ENTERED)
+    else:
+        session.notes.append(PLAN_MODE_LEFT)
+    show(f"[Plan mode is off, without a plan; the permission mode is {session.mode} again.]")
 
 
 def newest_plan(workdir):
@@ -1239,6 +1258,11 @@ CATASTROPHIC = [
 ]
 
 
+# Set for the tools' processes (make_session does it): offline, HOME is the workdir, so that
+# a `~` in a script means the scratch copy and never the learner's home folder.
+TOOL_ENVIRONMENT = {}
+
+
 def catastrophic_reason(command):
     """Why this command must never run, or None."""
     for pattern, reason in CATASTROPHIC:
@@ -1252,6 +1276,7 @@ def run_bash(command, workdir):
     if reason:
         raise ToolError(f"Refused: this command {reason}.")
     env = {k: v for k, v in os.environ.items() if k not in SECRET_VARIABLES}
+    env.update(TOOL_ENVIRONMENT)
     process = subprocess.Popen(
         command, shell=True, cwd=workdir, env=env,
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -1398,6 +1423,7 @@ class Session:
     workdir: Path
     trace: Path | None = None
     messages: list = field(default_factory=list)
+    args: object = None  # the command line it was made from, for /restart
     mode: str = "default"  # the permission mode
     settings: dict = field(default_factory=dict)  # .agent/settings.json
     hooks: list = field(default_factory=list)  # Hook objects, in the order they run
@@ -1525,7 +1551,7 @@ def load_script(path):
     if script is None or (isinstance(script, dict) and "response" in script):
         try:  # a trace: replay its responses in order
             calls = [json.loads(line) for line in text.splitlines() if line.strip()]
-            script = {"prompt": text_of(calls[0]["request"]["messages"][0]),
+            script = {"prompt": typed_text(calls[0]["request"]["messages"][0]),
                       "turns": [{"response": call["response"]} for call in calls]}
         except (json.JSONDecodeError, LookupError, TypeError, AttributeError):
             raise ScriptError(
@@ -1573,7 +1599,17 @@ def text_of(message):
     return "\n".join(parts)
 
 
+def typed_text(message):
+    """What the user typed in a user turn: its first text block (notes and reminders follow)."""
+    if isinstance(message["content"], str):
+        return message["content"].strip()
+    texts = [block["text"] for block in message["content"] if block.get("type") == "text"]
+    return texts[0].strip() if texts else ""
+
+
 class ScriptedModel:
+    """Plays a script, and says so honestly when it is asked for what it has no turn for."""
+
     def __init__(self, script):
         self.script = script
         self.position = 0  # the next turn to consider
@@ -1584,15 +1620,25 @@ class ScriptedModel:
     def create(self, *, model, messages, **request):
         self.calls += 1
         newest = text_of(messages[-1]) if messages else ""
-        turns = self.script["turns"]
+        turns, prompt = self.script["turns"], self.script.get("prompt")
+        typed = typed_text(messages[-1]) if messages else ""
+        if self.position == 0 and prompt and typed != prompt.strip():
+            # At its start a script expects its own prompt: another one does not consume it.
+            return self.say(model, f"(This is a scripted model, and its script was written for "
+                                   f"the prompt: {prompt.strip()}\nType that prompt to play it, "
+                                   "or /restart to start again.)")
         while self.position < len(turns):
             turn = turns[self.position]
             self.position += 1
             if turn.get("when", "") in newest:
                 return make_message(turn, model, self.tool_numbers, self.calls)
-        ending = {"content": [{"type": "text", "text": (
-            "(The script has no more turns: this is where the recorded session ended.)")}]}
-        return make_message(ending, model, self.tool_numbers, self.calls)
+        return self.say(model, "(The script has no more turns: this is where the recorded "
+                               "session ended. In the REPL, /restart plays it again.)")
+
+    def say(self, model, text):
+        """A text turn of the stand-in's own, outside the script."""
+        turn = {"content": [{"type": "text", "text": text}]}
+        return make_message(turn, model, self.tool_numbers, self.calls)
 
 
 # ======================================================================
@@ -1647,13 +1693,19 @@ def make_session(args):
         workdir = workdir.resolve()
     else:
         workdir = Path.cwd().resolve()
-    banner.append(f"workdir: {workdir}")
+    TOOL_ENVIRONMENT.clear()
+    if offline:  # whatever a script says, `~` is the scratch copy
+        TOOL_ENVIRONMENT["HOME"] = str(workdir)
+    banner.append(f"workdir: {workdir}" + ("  (also HOME for the tools, offline)" * bool(offline)))
+    if offline and not args.workdir:
+        banner.append(f"(a fresh copy of workspace/, kept after the run to look at; "
+                      f"rm -rf {workdir.parent}/s0?-* removes them all)")
     if args.trace:
         open(args.trace, "a").close()  # a trace that cannot be written fails now, not mid-session
     settings = load_settings(workdir)
     banner.append(f"mode: {args.mode}   (/mode to see or switch)")
     session = Session(client=client, model=model, workdir=workdir, trace=args.trace,
-                      mode=args.mode, settings=settings)
+                      mode=args.mode, settings=settings, args=args)
     add_hook(session, "PostToolUse", check_python_syntax, matcher="write_file|edit_file")
     load_command_hooks(session)
     banner.append("hooks: " + ", ".join(f"{hook.event}[{hook.matcher}]" for hook in session.hooks))
@@ -1661,6 +1713,8 @@ def make_session(args):
     plan = newest_plan(workdir)
     if plan:
         banner.append(f"newest plan: {shown(workdir, plan)}")
+    if args.plan:
+        banner.append(enter_plan(session))
     return session, banner
 
 
@@ -1679,7 +1733,28 @@ def read_line(prompt):
     return line
 
 
-COMMANDS = {"/mode": command_mode, "/todos": command_todos, "/plan": command_plan}
+def command_help(session, argument):
+    """/help lists the commands."""
+    for command in COMMANDS.values():
+        show(command.__doc__.split("\n")[0], 2)
+    show("q, quit, exit or EOF leaves; Ctrl-C cancels a turn.", 2)
+
+
+def command_restart(session, argument):
+    """/restart starts again: a new session; offline, the script from its start."""
+    try:  # made the way the command line made the first: offline, a fresh copy of workspace/
+        fresh, _ = make_session(session.args)
+    except Exception as error:
+        show(f"[Could not restart: {error}. The session goes on.]")
+        return
+    vars(session).update(vars(fresh))
+    what = "the script plays from its start" if isinstance(session.client, ScriptedModel) \
+        else "a new conversation"
+    show(f"[Restarted: {what}, with a new history; workdir: {session.workdir}]")
+
+
+COMMANDS = {"/help": command_help, "/restart": command_restart, "/mode": command_mode,
+            "/todos": command_todos, "/plan": command_plan}
 
 
 def run_command(session, line):
@@ -1715,10 +1790,8 @@ def main(argv=None):
     except (ScriptError, SettingsError, OSError) as error:
         print(f"{CHAPTER}: {error}", file=sys.stderr)
         return 2
-    for line in banner:
+    for line in banner + ["/help lists the commands; q leaves."] * (args.prompt is None):
         show(line)
-    if args.plan:
-        enter_plan(session)
     if args.prompt is not None:
         if not args.prompt.strip():
             print(f"{CHAPTER}: the prompt is empty", file=sys.stderr)

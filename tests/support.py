@@ -154,6 +154,7 @@ clean_env = offline_environment
 
 
 _runner = None
+_runner_lock = threading.Lock()
 
 
 def run_chapter(name, *args, stdin="", cwd=None, timeout=120, env=None):
@@ -163,11 +164,12 @@ def run_chapter(name, *args, stdin="", cwd=None, timeout=120, env=None):
     with anthropic already imported: the run is the same, seconds sooner.
     """
     global _runner
-    if _runner is None:
-        from runner import Runner
+    with _runner_lock:  # tests may start runs from several threads at once
+        if _runner is None:
+            from runner import Runner
 
-        _runner = Runner(tempfile.mkdtemp(prefix="chapter-runs-"))
-        atexit.register(_runner.close)
+            _runner = Runner(tempfile.mkdtemp(prefix="chapter-runs-"))
+            atexit.register(_runner.close)
     job = _runner.start(ROOT / name / "code.py", *args, stdin=stdin, cwd=cwd or ROOT, env=env)
     return _runner.result(job, timeout=timeout)
 

@@ -40,9 +40,14 @@ def scenario(name):
     return json.loads((ROOT / name / "scenario.json").read_text(encoding="utf-8"))
 
 
+# Turns at the end of a scenario that its run does not reach: they answer a later prompt.
+PRACTICE_TURNS = {"s01_loop": 2}  # `wait`: a slow command, to practise Ctrl-C on
+
+
 def final_text(name):
-    """The text of the script's last turn: what the run must end by printing."""
-    last = scenario(name)["turns"][-1]
+    """The text of the script's last turn (before any practice turns): what the run must end
+    by printing."""
+    last = scenario(name)["turns"][-1 - PRACTICE_TURNS.get(name, 0)]
     return "\n".join(block["text"] for block in last["content"] if block["type"] == "text")
 
 
@@ -142,7 +147,10 @@ def test_scenario_one_shot_exits_0_and_ends_with_the_scripts_final_text(run):
     assert (result.returncode, result.stderr) == (0, "")
     out = result.stdout.splitlines()
     assert out[0] == f"{run.name} · offline (--offline): the scripted model plays {ROOT / run.name / 'scenario.json'}"
-    assert f"workdir: {(run.base / 'oneshot').resolve()}" in out
+    # Offline, the tools' HOME is the workdir: a `~` in a script means the scratch copy.
+    assert f"workdir: {(run.base / 'oneshot').resolve()}  (also HOME for the tools, offline)" in out
+    # --workdir is the learner's own folder: no word about removing it.
+    assert [line for line in out if line.startswith("(a fresh copy of workspace/")] == []
     assert out[-len(final_text(run.name).splitlines()):] == final_text(run.name).splitlines()
 
 
@@ -156,8 +164,16 @@ def test_scenario_in_the_repl_runs_the_prompt_then_q_ends_it(run):
     assert out[-1 - len(final):-1] == final
     assert f"{label(run.name)} >> {run.prompt}" in out
     # Without --workdir, offline, the tools act in a fresh copy of workspace/ under TMPDIR.
-    workdirs = [line.removeprefix("workdir: ") for line in out if line.startswith("workdir: ")]
+    workdirs = [line.removeprefix("workdir: ").removesuffix("  (also HOME for the tools, offline)")
+                for line in out if line.startswith("workdir: ")]
     assert [Path(workdir).parent for workdir in workdirs] == [(run.base / "tmp").resolve()]
+    # The copy stays after the run, so that the learner can look at it; the banner says how
+    # to remove such copies, and the REPL how to get help.
+    at = out.index(f"workdir: {workdirs[0]}  (also HOME for the tools, offline)")
+    assert out[at + 1:at + 2] == [f"(a fresh copy of workspace/, kept after the run to look at; "
+                                  f"rm -rf {(run.base / 'tmp').resolve()}/s0?-* removes them all)"]
+    assert Path(workdirs[0]).is_dir()
+    assert "/help lists the commands; q leaves." in out
     assert call_lines(result.stdout) == call_lines(run.oneshot.stdout)
 
 

@@ -592,7 +592,8 @@ def test_a_trace_loads_as_a_script_that_replays_the_recorded_responses(chapter, 
     assert script == {"prompt": "say hi", "turns": [{"response": replies[0].to_dict(mode="json")},
                                                      {"response": replies[1].to_dict(mode="json")}]}
     replay = chapter.ScriptedModel(script)
-    assert [replay.messages.create(model="any", messages=[]) for _ in replies] == replies
+    asked = [user(text("say hi"))]  # the recorded prompt: the replay plays
+    assert [replay.messages.create(model="any", messages=asked) for _ in replies] == replies
 
 
 def test_a_trace_of_a_single_call_can_be_replayed(chapter, tmp_path):

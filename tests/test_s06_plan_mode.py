@@ -73,13 +73,8 @@ PLAN_SAVED = "## Plan\n\n1. Change a.txt.\n2. Read it back.\n"  # the file: one 
 
 
 def denied(name):
-    if name == "enter_plan_mode":
-        return "Plan mode is already on. Explore, then submit your plan with exit_plan_mode."
-    return (
-        f"Denied: plan mode is on, and {name} may change things. Only reading tools and read-only "
-        f"bash "
-        "run now. Finish the plan and submit it with exit_plan_mode."
-    )
+    return (f"Denied: plan mode is on, and {name} may change things. Only reading tools and "
+            "read-only bash run now. Finish the plan and submit it with exit_plan_mode.")
 
 
 def approved(saved, plan=PLAN):
@@ -149,7 +144,6 @@ CHANGING_CALLS = [
     pytest.param("bash", {"command": "touch new.txt"}, id="bash-touch"),
     pytest.param("bash", {"command": "echo hi > new.txt"}, id="bash-redirect"),
     pytest.param("bash", {"command": "ls && rm a.txt"}, id="bash-chain"),
-    pytest.param("enter_plan_mode", {}, id="enter_plan_mode"),
 ]
 
 
@@ -310,7 +304,7 @@ def test_plan_mode_from_the_user(s06, workdir, keyboard, capsys, how):
     assert session.messages == history
     capsys.readouterr()
     s06.run_command(session, "/plan")
-    assert capsys.readouterr().out == "plan mode: on   (/plan TASK to plan a task)\n"
+    assert capsys.readouterr().out == "plan mode: on   (/plan TASK to plan a task, /plan off to leave plan mode)\n"
 
 
 def test_a_failed_first_call_keeps_the_plan_mode_instructions_for_the_retry(s06, workdir, keyboard):
@@ -335,7 +329,7 @@ def test_slash_plan_without_a_task_only_shows_the_state(s06, tmp_path, capsys):
 
     s06.run_command(session, "/plan")
 
-    assert capsys.readouterr().out == "plan mode: off   (/plan TASK to plan a task)\n"
+    assert capsys.readouterr().out == "plan mode: off   (/plan TASK to plan a task, /plan off to leave plan mode)\n"
     assert (session.plan_mode, session.notes, session.messages) == (False, [], [])
 
 
@@ -966,11 +960,19 @@ def test_offline_feedback_brings_a_revised_plan(offline_runs):
              if block["type"] == "tool_use" and block["name"] == "exit_plan_mode"]
     assert plans == [FIRST_PLAN, REVISED_PLAN]
     plan_name = f".agent/plans/plan-{run.session}.md"
+    # The revised plan has a step for README.md, and the run carries it out too.
     assert files(run.work) == {
         **run.before,
         plan_name: REVISED_PLAN + "\n",
         "greet.py": GREET_AFTER,
+        "README.md": README_AFTER,
     }
+    assert tool_calls(run.calls) == ["enter_plan_mode", "read_file", "todo_write", "write_file", "exit_plan_mode",
+                                     "exit_plan_mode", "todo_write", "edit_file", "todo_write", "bash",
+                                     "todo_write", "edit_file", "todo_write"]
+    assert run.done.stdout.splitlines()[-1] == (
+        "Done: `python3 greet.py --shout Ada` prints HELLO, ADA., and README.md shows the new option. "
+        "The approved plan is in .agent/plans/.")
     revision_request = run.calls[4]["request"]
     assert revision_request["messages"][-1] == user(
         result("toolu_05", FEEDBACK_RESULT, is_error=True), text("also document it")
@@ -981,3 +983,113 @@ def test_offline_feedback_brings_a_revised_plan(offline_runs):
         text(TODO_REMINDER),
         text(ENDED),
     )
+
+
+README_AFTER = """# greet
+
+    python3 greet.py Ada            # Hello, Ada.
+    python3 greet.py --shout Ada    # HELLO, ADA.
+"""
+OVER = ("(The script has no more turns: this is where the recorded session ended. "
+        "In the REPL, /restart plays it again.)")
+AFTER_REJECTION = ("Understood: you rejected the plan, so I changed nothing, and plan mode is still on. "
+                   "Tell me how you would like to go on, or /plan off to leave plan mode.")
+AFTER_CTRL_C = ("You stopped me at the plan question: I changed nothing, and plan mode is still on. "
+                "Tell me how you would like to go on.")
+ALREADY_ON = "Plan mode is already on. Explore, then submit your plan with exit_plan_mode."
+LEFT = "<reminder>The user ended plan mode without a plan. You may change files now.</reminder>"
+
+
+def scenario_session(s06, tmp_path, *flags):
+    work = tmp_path / "work"
+    shutil.copytree(ROOT / "s06_plan_mode" / "workspace", work)
+    session, _ = s06.make_session(s06.parse_args(["--offline", "--workdir", str(work), *flags]))
+    return session, work, files(work)
+
+
+def assistant_texts(messages):
+    return [block["text"] for message in messages if message["role"] == "assistant"
+            for block in message["content"] if block["type"] == "text"]
+
+
+def test_offline_after_a_rejection_the_script_says_so_then_that_it_is_over(s06, tmp_path, keyboard):
+    session, work, before = scenario_session(s06, tmp_path)
+    keyboard.feed("n")
+    assert s06.run_turn(session, SCENARIO["prompt"]) is True
+    played = len(session.messages)
+    assert s06.run_turn(session, "what now?") is True
+    assert s06.run_turn(session, "and then?") is True
+    assert session.messages[played - 1:] == [
+        user(result("toolu_05", REJECTED_RESULT, is_error=True), text("what now?"), text(STILL_ON)),
+        assistant(text(AFTER_REJECTION)),
+        user(text("and then?"), text(STILL_ON)), assistant(text(OVER)),
+    ]
+    assert files(work) == before  # no plan file, no change
+    assert session.plan_mode is True
+
+
+def test_offline_ctrl_c_at_the_plan_question_changes_nothing_and_the_script_says_so(
+        s06, tmp_path, monkeypatch, capsys):
+    session, work, before = scenario_session(s06, tmp_path)
+
+    def ctrl_c(prompt=""):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("builtins.input", ctrl_c)
+    assert s06.run_turn(session, SCENARIO["prompt"]) is False
+    played = len(session.messages)
+    assert session.messages[-1] == user(result("toolu_05", "Interrupted by the user.", is_error=True))
+    assert s06.run_turn(session, "go on") is True
+    assert session.messages[played - 1:] == [
+        user(result("toolu_05", "Interrupted by the user.", is_error=True), text("go on"), text(STILL_ON)),
+        assistant(text(AFTER_CTRL_C)),
+    ]
+    assert files(work) == before
+    assert capsys.readouterr().out.splitlines()[-3:] == ["", "[Interrupted.]", AFTER_CTRL_C]
+
+
+def test_offline_with_plan_the_scripts_enter_plan_mode_is_no_error(s06, tmp_path, keyboard):
+    session, work, before = scenario_session(s06, tmp_path, "--plan")
+    assert (session.plan_mode, session.notes) == (True, [ENTERED])
+    keyboard.feed("y")
+    assert s06.run_turn(session, SCENARIO["prompt"]) is True
+    assert session.messages[:3] == [
+        user(text(SCENARIO["prompt"]), text(ENTERED)),
+        assistant(text("This changes how greet.py reads its arguments, so I'll plan it first."),
+                  tool_use("toolu_01", "enter_plan_mode", {})),
+        user(result("toolu_01", ALREADY_ON)),
+    ]
+    assert assistant_texts(session.messages)[-1] == SCENARIO["turns"][-1]["content"][0]["text"]
+    assert files(work)["greet.py"] == GREET_AFTER
+
+
+def test_plan_off_right_after_plan_drops_the_unsent_instructions(s06, tmp_path, capsys):
+    session = plan_session(s06, FakeClient(), tmp_path, mode="accept_edits")
+    s06.run_command(session, "/plan off")
+    assert (session.plan_mode, session.notes, session.mode) == (False, [], "accept_edits")
+    s06.run_command(session, "/plan off")
+    assert capsys.readouterr().out == (
+        "[Plan mode is off, without a plan; the permission mode is accept_edits again.]\n"
+        "plan mode is already off\n")
+
+
+def test_plan_off_after_a_turn_in_plan_mode_tells_the_model_once(s06, workdir, capsys):
+    client = FakeClient(reply(text("Reading first.")), reply(text("Writing now.")), reply(text("Ok.")))
+    session = plan_session(s06, client, workdir)
+    s06.run_turn(session, "add a line")
+    s06.run_command(session, "/plan off")
+    s06.run_command(session, "/plan")
+    s06.run_turn(session, "go ahead")
+    s06.run_turn(session, "thanks")
+    history = [
+        user(text("add a line"), text(ENTERED)), assistant(text("Reading first.")),
+        user(text("go ahead"), text(LEFT)), assistant(text("Writing now.")),
+        user(text("thanks")), assistant(text("Ok.")),
+    ]
+    assert client.calls == [req(s06, session, history[:1], plan=True),
+                            req(s06, session, history[:3], plan=False),
+                            req(s06, session, history[:5], plan=False)]
+    assert session.messages == history
+    assert capsys.readouterr().out.splitlines()[1:3] == [
+        "[Plan mode is off, without a plan; the permission mode is default again.]",
+        "plan mode: off   (/plan TASK to plan a task, /plan off to leave plan mode)"]
