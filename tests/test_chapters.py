@@ -20,15 +20,15 @@ import difflib
 import hashlib
 import json
 import os
-import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+from course import read_scenario
+from course import section_map as sections
 from runner import Runner
 from support import CHAPTERS, PRESENT, ROOT, clean_env, load_chapter, read_trace
 
@@ -37,7 +37,7 @@ from support import CHAPTERS, PRESENT, ROOT, clean_env, load_chapter, read_trace
 # ======================================================================
 
 def scenario(name):
-    return json.loads((ROOT / name / "scenario.json").read_text(encoding="utf-8"))
+    return read_scenario(ROOT / name)
 
 
 # Turns at the end of a scenario that its run does not reach: they answer a later prompt.
@@ -67,8 +67,11 @@ def call_lines(stdout):
 def snapshot(name):
     """Every file of a chapter folder with its hash (Python's caches aside: git ignores them)."""
     folder = ROOT / name
-    return {path.relative_to(folder).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
-            for path in sorted(folder.rglob("*")) if path.is_file() and "__pycache__" not in path.parts}
+    return {
+        path.relative_to(folder).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and "__pycache__" not in path.parts
+    }
 
 
 # Run by the runner in a fresh folder: import one chapter as a module and report
@@ -79,6 +82,7 @@ IMPORT_CHECK = ROOT / "tests" / "import_check.py"
 # ======================================================================
 # All the runs, started at once
 # ======================================================================
+
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
@@ -99,29 +103,58 @@ def runs(tmp_path_factory):
             (base / "broken.json").write_text('{"turns": [\n')
             code = ROOT / name / "code.py"
             # A key in the environment, so that reading it (even by copying os.environ) shows.
-            import_env = clean_env(HOME=str(base / "import" / "home"), ANTHROPIC_AUTH_TOKEN="sk-ant-in-env")
+            import_env = clean_env(
+                HOME=str(base / "import" / "home"), ANTHROPIC_AUTH_TOKEN="sk-ant-in-env"
+            )
             chapters[name] = SimpleNamespace(
-                name=name, base=base, prompt=script["prompt"], answers=answers,
+                name=name,
+                base=base,
+                prompt=script["prompt"],
+                answers=answers,
                 jobs={
                     # One shot, in a copy of the workspace, recording a trace; run from the
                     # repository root, where a stray relative write would show.
-                    "oneshot": runner.start(code, "--offline", "--workdir", base / "oneshot",
-                                            "--trace", base / "trace.jsonl", script["prompt"],
-                                            stdin=lines(*answers)),
+                    "oneshot": runner.start(
+                        code,
+                        "--offline",
+                        "--workdir",
+                        base / "oneshot",
+                        "--trace",
+                        base / "trace.jsonl",
+                        script["prompt"],
+                        stdin=lines(*answers),
+                    ),
                     # The REPL with its default offline workdir: a fresh copy under TMPDIR.
-                    "repl": runner.start(code, "--offline", stdin=lines(script["prompt"], *answers, "q"),
-                                         env=clean_env(TMPDIR=str(base / "tmp"))),
-                    "missing": runner.start(code, "--offline", "--script", "missing.json", cwd=base),
+                    "repl": runner.start(
+                        code,
+                        "--offline",
+                        stdin=lines(script["prompt"], *answers, "q"),
+                        env=clean_env(TMPDIR=str(base / "tmp")),
+                    ),
+                    "missing": runner.start(
+                        code, "--offline", "--script", "missing.json", cwd=base
+                    ),
                     "broken": runner.start(code, "--offline", "--script", "broken.json", cwd=base),
-                    "imported": runner.start(checker, code, cwd=base / "import" / "cwd", env=import_env),
-                })
+                    "imported": runner.start(
+                        checker, code, cwd=base / "import" / "cwd", env=import_env
+                    ),
+                },
+            )
         for chapter in chapters.values():  # the replays need the finished traces
             chapter.oneshot = runner.result(chapter.jobs["oneshot"])
             shutil.copytree(ROOT / chapter.name / "workspace", chapter.base / "replay")
             chapter.jobs["replay"] = runner.start(
-                ROOT / chapter.name / "code.py", "--offline", "--script", chapter.base / "trace.jsonl",
-                "--workdir", chapter.base / "replay", "--trace", chapter.base / "replay.jsonl", chapter.prompt,
-                stdin=lines(*chapter.answers))
+                ROOT / chapter.name / "code.py",
+                "--offline",
+                "--script",
+                chapter.base / "trace.jsonl",
+                "--workdir",
+                chapter.base / "replay",
+                "--trace",
+                chapter.base / "replay.jsonl",
+                chapter.prompt,
+                stdin=lines(*chapter.answers),
+            )
         for chapter in chapters.values():
             for kind in ("repl", "missing", "broken", "imported", "replay"):
                 setattr(chapter, kind, runner.result(chapter.jobs[kind]))
@@ -142,16 +175,18 @@ def run(request, runs):
 # The scenario, one shot and in the REPL
 # ======================================================================
 
+
 def test_scenario_one_shot_exits_0_and_ends_with_the_scripts_final_text(run):
     result = run.oneshot
     assert (result.returncode, result.stderr) == (0, "")
     out = result.stdout.splitlines()
-    assert out[0] == f"{run.name} · offline (--offline): the scripted model plays {ROOT / run.name / 'scenario.json'}"
+    played = ROOT / run.name / "scenario.json"
+    assert out[0] == f"{run.name} · offline (--offline): the scripted model plays {played}"
     # Offline, the tools' HOME is the workdir: a `~` in a script means the scratch copy.
     assert f"workdir: {(run.base / 'oneshot').resolve()}  (also HOME for the tools, offline)" in out
     # --workdir is the learner's own folder: no word about removing it.
     assert [line for line in out if line.startswith("(a fresh copy of workspace/")] == []
-    assert out[-len(final_text(run.name).splitlines()):] == final_text(run.name).splitlines()
+    assert out[-len(final_text(run.name).splitlines()) :] == final_text(run.name).splitlines()
 
 
 def test_scenario_in_the_repl_runs_the_prompt_then_q_ends_it(run):
@@ -161,17 +196,22 @@ def test_scenario_in_the_repl_runs_the_prompt_then_q_ends_it(run):
     final = final_text(run.name).splitlines()
     # Piped input is echoed after the prompt, so the transcript reads like a session.
     assert out[-1] == f"{label(run.name)} >> q"
-    assert out[-1 - len(final):-1] == final
+    assert out[-1 - len(final) : -1] == final
     assert f"{label(run.name)} >> {run.prompt}" in out
     # Without --workdir, offline, the tools act in a fresh copy of workspace/ under TMPDIR.
-    workdirs = [line.removeprefix("workdir: ").removesuffix("  (also HOME for the tools, offline)")
-                for line in out if line.startswith("workdir: ")]
+    workdirs = [
+        line.removeprefix("workdir: ").removesuffix("  (also HOME for the tools, offline)")
+        for line in out
+        if line.startswith("workdir: ")
+    ]
     assert [Path(workdir).parent for workdir in workdirs] == [(run.base / "tmp").resolve()]
     # The copy stays after the run, so that the learner can look at it; the banner says how
     # to remove such copies, and the REPL how to get help.
     at = out.index(f"workdir: {workdirs[0]}  (also HOME for the tools, offline)")
-    assert out[at + 1:at + 2] == [f"(a fresh copy of workspace/, kept after the run to look at; "
-                                  f"rm -rf {(run.base / 'tmp').resolve()}/s0?-* removes them all)"]
+    assert out[at + 1 : at + 2] == [
+        f"(a fresh copy of workspace/, kept after the run to look at; "
+        f"rm -rf {(run.base / 'tmp').resolve()}/s0?-* removes them all)"
+    ]
     assert Path(workdirs[0]).is_dir()
     assert "/help lists the commands; q leaves." in out
     assert call_lines(result.stdout) == call_lines(run.oneshot.stdout)
@@ -185,46 +225,60 @@ def test_scenario_runs_leave_the_repository_untouched(run):
 # --trace and replaying a trace with --script
 # ======================================================================
 
+
 def test_trace_has_one_line_per_model_call_with_exactly_the_request_and_response(run):
     calls = read_trace(run.base / "trace.jsonl")
     chapter = load_chapter(run.name)
 
     assert [sorted(call) for call in calls] == [["request", "response"]] * len(calls)
     assert [sorted(call["request"]) for call in calls] == [
-        ["max_tokens", "messages", "model", "system", "tools"]] * len(calls)
+        ["max_tokens", "messages", "model", "system", "tools"]
+    ] * len(calls)
     assert {(call["request"]["model"], call["request"]["max_tokens"]) for call in calls} == {
-        ("scripted-model", chapter.MAX_TOKENS)}
-    assert calls[0]["request"]["messages"] == [{"role": "user", "content": [{"type": "text", "text": run.prompt}]}]
+        ("scripted-model", chapter.MAX_TOKENS)
+    }
+    assert calls[0]["request"]["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": run.prompt}]}
+    ]
     last = calls[-1]["response"]
-    assert "\n".join(block["text"] for block in last["content"] if block["type"] == "text") == final_text(run.name)
+    assert "\n".join(
+        block["text"] for block in last["content"] if block["type"] == "text"
+    ) == final_text(run.name)
 
 
 def test_trace_requests_grow_by_the_answer_and_a_result_for_each_tool_use(run):
     # Each call sends the previous history, the previous answer as it came, and one
     # tool_result for each of its tool_use blocks, in order: a valid history.
     calls = read_trace(run.base / "trace.jsonl")
-    for sent, answered, following in zip(calls, calls, calls[1:]):
+    for sent, answered, following in zip(calls, calls, calls[1:], strict=False):
         history, reply = sent["request"]["messages"], answered["response"]
-        new = following["request"]["messages"][len(history):]
-        assert following["request"]["messages"][:len(history)] == history
+        new = following["request"]["messages"][len(history) :]
+        assert following["request"]["messages"][: len(history)] == history
         assert [turn["role"] for turn in new] == ["assistant", "user"]
         assert new[0]["content"] == reply["content"]
         assert [b["tool_use_id"] for b in new[1]["content"] if b["type"] == "tool_result"] == [
-            b["id"] for b in reply["content"] if b["type"] == "tool_use"]
+            b["id"] for b in reply["content"] if b["type"] == "tool_use"
+        ]
 
 
 def test_the_run_shows_every_tool_call_of_the_trace(run):
     chapter = load_chapter(run.name)
     calls = read_trace(run.base / "trace.jsonl")
-    assert call_lines(run.oneshot.stdout) == [f"  > {chapter.call_summary(block)}" for call in calls
-                                               for block in call["response"]["content"] if block["type"] == "tool_use"]
+    assert call_lines(run.oneshot.stdout) == [
+        f"  > {chapter.call_summary(block)}"
+        for call in calls
+        for block in call["response"]["content"]
+        if block["type"] == "tool_use"
+    ]
 
 
 def test_a_trace_replayed_with_script_runs_the_same_tool_calls_and_ends_the_same(run):
     assert (run.replay.returncode, run.replay.stderr) == (0, "")
     assert call_lines(run.replay.stdout) == call_lines(run.oneshot.stdout)
-    assert run.replay.stdout.splitlines()[-len(final_text(run.name).splitlines()):] == \
-        final_text(run.name).splitlines()
+    assert (
+        run.replay.stdout.splitlines()[-len(final_text(run.name).splitlines()) :]
+        == final_text(run.name).splitlines()
+    )
     recorded, replayed = read_trace(run.base / "trace.jsonl"), read_trace(run.base / "replay.jsonl")
     assert [call["response"] for call in replayed] == [call["response"] for call in recorded]
 
@@ -233,25 +287,39 @@ def test_a_trace_replayed_with_script_runs_the_same_tool_calls_and_ends_the_same
 # A --script that cannot be used
 # ======================================================================
 
+
 def test_a_missing_script_is_one_line_on_stderr_and_exit_2(run):
     assert (run.missing.returncode, run.missing.stdout, run.missing.stderr) == (
-        2, "", f"{run.name}: cannot read missing.json: No such file or directory\n")
+        2,
+        "",
+        f"{run.name}: cannot read missing.json: No such file or directory\n",
+    )
 
 
 def test_a_script_that_is_not_json_is_one_line_on_stderr_and_exit_2(run):
     assert (run.broken.returncode, run.broken.stdout, run.broken.stderr) == (
-        2, "", f"{run.name}: broken.json is neither a script (JSON) nor a trace (JSON lines)\n")
+        2,
+        "",
+        f"{run.name}: broken.json is neither a script (JSON) nor a trace (JSON lines)\n",
+    )
 
 
 # ======================================================================
 # Importing a chapter
 # ======================================================================
 
+
 def test_importing_a_chapter_writes_nothing_reads_no_key_and_opens_no_connection(run):
     assert (run.imported.returncode, run.imported.stderr) == (0, "")
     assert json.loads(run.imported.stdout) == {
-        "writes": [], "network": [], "processes": [], "asked": [], "key_reads": [], "dotenv_loads": 0,
-        "cwd": [], "home": [],
+        "writes": [],
+        "network": [],
+        "processes": [],
+        "asked": [],
+        "key_reads": [],
+        "dotenv_loads": 0,
+        "cwd": [],
+        "home": [],
     }
 
 
@@ -280,35 +348,32 @@ def test_a_chapter_imports_only_the_standard_library_anthropic_and_dotenv(name):
 # chapter's, unless this table says the chapter changes it; a chapter's own
 # sections say "(new in sNN)" in their banner.
 
-BANNER = re.compile(r"^# ={20,}\n# (?P<title>[^\n]*?)\s*\n# ={20,}\n", re.M)
-TAG = re.compile(r"^(?P<name>.*?)\s*(?:\((?P<kind>new|changed) in (?P<chapter>s\d\d)\))?$")
 HARNESS = "THE HARNESS: what keeps it safe and runnable (skip on a first read)"
 
 CHANGES = {
     "s02_tools": {"SYSTEM PROMPT", "THE TOOLS", "TOOL RESULTS AND INPUT CHECKS"},
     "s03_permissions": {"THE TOOLS", "THE SESSION", "THE COMMAND LINE"},
     "s04_hooks": {"THE AGENT LOOP", "THE TOOLS", "THE SESSION", "THE COMMAND LINE"},
-    "s05_todo_write": {"SYSTEM PROMPT", "THE AGENT LOOP", "THE TOOLS", "PERMISSIONS", "THE SESSION",
-                       "THE COMMAND LINE"},
-    "s06_plan_mode": {"THE AGENT LOOP", "PERMISSIONS", "CALLING THE MODEL", "THE SESSION",
-                      "THE COMMAND LINE"},
+    "s05_todo_write": {
+        "SYSTEM PROMPT",
+        "THE AGENT LOOP",
+        "THE TOOLS",
+        "PERMISSIONS",
+        "THE SESSION",
+        "THE COMMAND LINE",
+    },
+    "s06_plan_mode": {
+        "THE AGENT LOOP",
+        "PERMISSIONS",
+        "CALLING THE MODEL",
+        "THE SESSION",
+        "THE COMMAND LINE",
+    },
 }
 
 
-def sections(name):
-    """{section name: (tag, the section's text from its banner to the next)}, in file order."""
-    source = (ROOT / name / "code.py").read_text(encoding="utf-8")
-    banners = list(BANNER.finditer(source))
-    found = {}
-    for banner, following in zip(banners, banners[1:] + [None]):
-        tag = TAG.match(banner["title"])
-        text = source[banner.start():following.start() if following else len(source)]
-        assert tag["name"] not in found, f"{name}: two sections named {tag['name']}"
-        found[tag["name"]] = ((tag["kind"], tag["chapter"]), text)
-    return found
-
-
-PAIRS = [(old, new) for old, new in zip(CHAPTERS, CHAPTERS[1:]) if old in PRESENT and new in PRESENT]
+PAIRS = [(old, new) for old, new in zip(CHAPTERS, CHAPTERS[1:], strict=False)
+         if old in PRESENT and new in PRESENT]
 
 
 @pytest.mark.parametrize("name", PRESENT)
@@ -316,19 +381,25 @@ def test_a_chapter_is_in_sections_under_banners_tagged_only_new_in_an_earlier_ch
     found = sections(name)
     assert {"THE AGENT LOOP", "THE TOOLS", HARNESS} <= set(found)
     assert sorted({kind for (kind, _), _ in found.values() if kind}) in ([], ["new"])
-    assert sorted({chapter for (_, chapter), _ in found.values() if chapter and chapter > label(name)}) == []
+    assert (
+        sorted({chapter for (_, chapter), _ in found.values() if chapter and chapter > label(name)})
+        == []
+    )
 
 
 @pytest.mark.parametrize("name", PRESENT)
 def test_the_idea_comes_before_the_harness_banner_and_the_new_sections_end_it(name):
     found = list(sections(name).items())
-    idea = [section for section, _ in found[:[section for section, _ in found].index(HARNESS)]]
+    idea = [section for section, _ in found[: [section for section, _ in found].index(HARNESS)]]
     own = [section for section, ((kind, chapter), _) in found if chapter == label(name)]
     assert idea[:4] == ["CONFIGURATION", "SYSTEM PROMPT", "THE AGENT LOOP", "THE TOOLS"]
-    assert idea[len(idea) - len(own):] == own
+    assert idea[len(idea) - len(own) :] == own
     harness = "".join(text for section, (_, text) in found if section not in idea)
-    assert [definition for definition in ("def agent_loop(", "def run_turn(", "\nTOOLS = ")
-            if definition in harness] == []
+    assert [
+        definition
+        for definition in ("def agent_loop(", "def run_turn(", "\nTOOLS = ")
+        if definition in harness
+    ] == []
 
 
 def test_in_s01_the_loop_is_on_the_first_screens():
@@ -343,25 +414,38 @@ def test_no_code_line_is_over_100_characters(name):
 
 
 def describe_difference(old, new, section_name, old_text, new_text):
-    return "".join(difflib.unified_diff(old_text.splitlines(True), new_text.splitlines(True),
-                                        f"{old}: {section_name}", f"{new}: {section_name}"))
+    return "".join(
+        difflib.unified_diff(
+            old_text.splitlines(True),
+            new_text.splitlines(True),
+            f"{old}: {section_name}",
+            f"{new}: {section_name}",
+        )
+    )
 
 
 @pytest.mark.parametrize("old, new", PAIRS)
-def test_a_chapter_changes_exactly_the_sections_it_says_and_carries_the_rest_byte_identical(old, new):
+def test_a_chapter_changes_exactly_the_sections_it_says_and_carries_the_rest_byte_identical(
+    old, new
+):
     before, after = sections(old), sections(new)
     carried = [name for name in after if name in before]
     differing = {name for name in carried if before[name][1] != after[name][1]}
     unexpected = sorted(differing - CHANGES[new])
     assert unexpected == [], "\n".join(
-        describe_difference(old, new, name, before[name][1], after[name][1]) for name in unexpected)
+        describe_difference(old, new, name, before[name][1], after[name][1]) for name in unexpected
+    )
     assert sorted(CHANGES[new] - differing) == []
 
 
 @pytest.mark.parametrize("old, new", PAIRS)
 def test_the_sections_tagged_new_in_a_chapter_are_exactly_the_ones_it_adds(old, new):
     before, after = sections(old), sections(new)
-    tagged_here = [name for name, ((kind, chapter), _) in after.items() if (kind, chapter) == ("new", label(new))]
+    tagged_here = [
+        name
+        for name, ((kind, chapter), _) in after.items()
+        if (kind, chapter) == ("new", label(new))
+    ]
     assert tagged_here == [name for name in after if name not in before]
     assert [name for name in before if name not in after] == []
 
