@@ -322,3 +322,29 @@ def test_s01_ctrl_c_during_the_sleep_keeps_a_valid_history_and_the_script_then_s
     ]
     assert capsys.readouterr().out.splitlines()[-4:] == [
         "This will take a while.", "  > bash: sleep 20", "[Interrupted.]", *OVER.splitlines()]
+
+
+# ======================================================================
+# s03: every answer to its question ends honestly
+# ======================================================================
+
+S03_ENDINGS = {
+    "n": ["    error: The user denied this call. Do not try it again as it is; ask the user, or find "
+          "another way.",
+          "Understood: I won't create hello.txt. Tell me if you would like a different name or content.",
+          "s03 >> and now?",
+          OVER, "s03 >> q"],
+    "a": ["  > bash: cat hello.txt", "    Hello from s03!", "    [exit code: 0]",
+          "Done: hello.txt holds one line, \"Hello from s03!\".", "s03 >> q"],
+}
+
+
+@pytest.mark.parametrize("answer", sorted(S03_ENDINGS))
+def test_s03_no_and_always_end_with_what_really_happened(answer, tmp_path):
+    prompt = scenario("s03_permissions")["prompt"]
+    stdin = f"{prompt}\n{answer}\n" + ("and now?\n" if answer == "n" else "") + "q\n"
+    result = run_chapter("s03_permissions", "--offline", "--workdir", str(tmp_path), stdin=stdin)
+    assert (result.returncode, result.stderr) == (0, "")
+    ending = S03_ENDINGS[answer]
+    assert result.stdout.splitlines()[-len(ending):] == ending
+    assert (tmp_path / "hello.txt").exists() is (answer == "a")
