@@ -111,6 +111,11 @@ def new_session(chapter, client, workdir, **extra):
     return chapter.Session(client=client, model=MODEL, workdir=Path(workdir), **extra)
 
 
+def no_process(*args, **kwargs):
+    """Stands in for subprocess.Popen in a test that sends a harmful command to a guard."""
+    raise AssertionError(f"a process was about to start: {args[:1]!r}")
+
+
 def golden(name):
     """What the model sees in chapter `name`, as reviewed: tests/golden/<name>.json."""
     return json.loads((ROOT / "tests" / "golden" / f"{name}.json").read_text(encoding="utf-8"))

@@ -17,8 +17,20 @@ from pathlib import Path
 import pytest
 
 from runner import Runner
-from support import (PRESENT, ROOT, FakeClient, assistant, clean_env, load_chapter, new_session, reply,
-                     run_chapter, text, tool_use, user)
+from support import (
+    PRESENT,
+    ROOT,
+    FakeClient,
+    assistant,
+    clean_env,
+    load_chapter,
+    new_session,
+    reply,
+    run_chapter,
+    text,
+    tool_use,
+    user,
+)
 
 HONEST = ("(This is a scripted model, and its script was written for the prompt: {}\n"
           "Type that prompt to play it, or /restart to start again.)")
@@ -77,9 +89,12 @@ def test_a_trace_replays_when_its_prompt_came_with_notes_after_it(chapter, tmp_p
     answer = reply(text("Planning."))
     trace = tmp_path / "trace.jsonl"
     sent = [user(text("plan it"), text("<reminder>Plan mode is on.</reminder>"))]
-    trace.write_text(json.dumps({"request": {"messages": sent}, "response": answer.to_dict(mode="json")})
-                     + "\n" + json.dumps({"request": {"messages": sent}, "response": answer.to_dict(mode="json")})
-                     + "\n")
+    trace.write_text(
+        json.dumps({"request": {"messages": sent}, "response": answer.to_dict(mode="json")})
+        + "\n"
+        + json.dumps({"request": {"messages": sent}, "response": answer.to_dict(mode="json")})
+        + "\n"
+    )
     script = chapter.load_script(trace)
     assert script["prompt"] == "plan it"
     assert chapter.ScriptedModel(script).messages.create(model="m", messages=sent) == answer
@@ -107,21 +122,26 @@ HELP = {
 }
 
 
-def test_help_lists_the_chapters_commands_with_their_first_docstring_line(chapter, tmp_path, capsys):
+def test_help_lists_the_chapters_commands_with_their_first_docstring_line(
+    chapter, tmp_path, capsys
+):
     name = chapter.CHAPTER
     assert list(chapter.COMMANDS) == HELP[name]
     session = new_session(chapter, FakeClient(), tmp_path)
     chapter.run_command(session, "/help")
     expected = [f"  {chapter.COMMANDS[command].__doc__.splitlines()[0]}" for command in HELP[name]]
     assert capsys.readouterr().out.splitlines() == expected + [
-        "  q, quit, exit or EOF leaves; Ctrl-C cancels a turn."]
+        "  q, quit, exit or EOF leaves; Ctrl-C cancels a turn."
+    ]
     assert expected[:2] == [
         "  /help lists the commands.",
-        "  /restart starts again: a new session; offline, the script from its start."]
+        "  /restart starts again: a new session; offline, the script from its start.",
+    ]
 
 
 def test_restart_offline_makes_a_new_session_in_a_fresh_copy_of_the_workspace(
-        chapter, tmp_path, monkeypatch, capsys):
+    chapter, tmp_path, monkeypatch, capsys
+):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     args = chapter.parse_args(["--offline"])
     session, _ = chapter.make_session(args)
@@ -135,10 +155,13 @@ def test_restart_offline_makes_a_new_session_in_a_fresh_copy_of_the_workspace(
     chapter.run_command(session, "/restart")
 
     assert capsys.readouterr().out == (
-        f"[Restarted: the script plays from its start, with a new history; workdir: {session.workdir}]\n")
+        "[Restarted: the script plays from its start, with a new history; "
+        f"workdir: {session.workdir}]\n"
+    )
     assert session.workdir != first_workdir and session.workdir.parent == tmp_path.resolve()
     assert sorted(p.name for p in session.workdir.iterdir()) == sorted(
-        p.name for p in (chapter.HERE / "workspace").iterdir())
+        p.name for p in (chapter.HERE / "workspace").iterdir()
+    )
     assert (first_workdir / "scratch.txt").read_text() == "made in the first run"  # left to look at
     assert session.messages == [] and session.client is not first_client
     assert session.client.position == 0 and session.args is args
@@ -148,7 +171,9 @@ def test_restart_offline_makes_a_new_session_in_a_fresh_copy_of_the_workspace(
             assert getattr(session, field) == value
 
 
-def test_restart_live_is_a_new_conversation_in_the_same_workdir(chapter, tmp_path, monkeypatch, capsys):
+def test_restart_live_is_a_new_conversation_in_the_same_workdir(
+    chapter, tmp_path, monkeypatch, capsys
+):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     monkeypatch.chdir(tmp_path)
     session, banner = chapter.make_session(chapter.parse_args([]))
@@ -158,21 +183,25 @@ def test_restart_live_is_a_new_conversation_in_the_same_workdir(chapter, tmp_pat
     capsys.readouterr()
     chapter.run_command(session, "/restart")
     assert capsys.readouterr().out == (
-        f"[Restarted: a new conversation, with a new history; workdir: {tmp_path.resolve()}]\n")
+        f"[Restarted: a new conversation, with a new history; workdir: {tmp_path.resolve()}]\n"
+    )
     assert session.messages == []
 
 
 def test_a_restart_that_fails_keeps_the_session(chapter, tmp_path, capsys):
     script = tmp_path / "script.json"
     script.write_text(json.dumps(SCRIPT))
-    session, _ = chapter.make_session(chapter.parse_args(["--script", str(script),
-                                                          "--workdir", str(tmp_path / "w")]))
+    session, _ = chapter.make_session(
+        chapter.parse_args(["--script", str(script), "--workdir", str(tmp_path / "w")])
+    )
     session.messages.append(user(text("say hi")))
     script.unlink()
     capsys.readouterr()
     chapter.run_command(session, "/restart")
     assert capsys.readouterr().out == (
-        f"[Could not restart: cannot read {script}: No such file or directory. The session goes on.]\n")
+        f"[Could not restart: cannot read {script}: No such file or directory. "
+        "The session goes on.]\n"
+    )
     assert session.messages == [user(text("say hi"))]
 
 
@@ -180,22 +209,37 @@ def test_a_restart_that_fails_keeps_the_session(chapter, tmp_path, capsys):
 def test_the_repl_forgives_a_wrong_prompt_and_restart_plays_the_scenario_again(name, tmp_path):
     script = scenario(name)
     answers = script.get("answers", [])
-    stdin = "".join(f"{line}\n" for line in ["hello?", script["prompt"], *answers, "/restart",
-                                             script["prompt"], *answers, "q"])
+    stdin = "".join(
+        f"{line}\n"
+        for line in [
+            "hello?",
+            script["prompt"],
+            *answers,
+            "/restart",
+            script["prompt"],
+            *answers,
+            "q",
+        ]
+    )
     result = run_chapter(name, "--offline", stdin=stdin, env=clean_env(TMPDIR=str(tmp_path)))
     assert (result.returncode, result.stderr) == (0, "")
     out = result.stdout.splitlines()
     at = out.index(f"{label(name)} >> hello?")
-    assert out[at + 1:at + 3] == HONEST.format(script["prompt"]).splitlines()
+    assert out[at + 1 : at + 3] == HONEST.format(script["prompt"]).splitlines()
     # (s04: its Stop hook finds the tests failing and sends the model back; it answers the same)
     assert out.index(f"{label(name)} >> {script['prompt']}") > at
     restarted = [line for line in out if line.startswith("[Restarted: ")]
-    first = [line.removeprefix("workdir: ").removesuffix(HOME_NOTE) for line in out
-             if line.startswith("workdir: ")]
+    first = [
+        line.removeprefix("workdir: ").removesuffix(HOME_NOTE)
+        for line in out
+        if line.startswith("workdir: ")
+    ]
     workdirs = sorted(str(path) for path in tmp_path.resolve().iterdir())
     assert len(first) == 1 and len(workdirs) == 2 and first[0] in workdirs
     second = next(path for path in workdirs if path != first[0])
-    assert restarted == [f"[Restarted: the script plays from its start, with a new history; workdir: {second}]"]
+    assert restarted == [
+        f"[Restarted: the script plays from its start, with a new history; workdir: {second}]"
+    ]
     # The second play runs the same tool calls as the first.
     calls = [line for line in out if line.startswith("  > ")]
     split = out.index(restarted[0])
@@ -207,18 +251,26 @@ def test_the_repl_forgives_a_wrong_prompt_and_restart_plays_the_scenario_again(n
 # Safe by construction: HOME is the workdir offline
 # ======================================================================
 
+
 def test_offline_the_tools_home_is_the_workdir(chapter, tmp_path):
-    session, banner = chapter.make_session(chapter.parse_args(["--offline", "--workdir", str(tmp_path)]))
+    session, banner = chapter.make_session(
+        chapter.parse_args(["--offline", "--workdir", str(tmp_path)])
+    )
     assert f"workdir: {tmp_path.resolve()}{HOME_NOTE}" in banner
     assert chapter.run_bash("echo ~; echo $HOME", session.workdir) == (
-        f"{tmp_path.resolve()}\n{tmp_path.resolve()}\n[exit code: 0]")
+        f"{tmp_path.resolve()}\n{tmp_path.resolve()}\n[exit code: 0]"
+    )
 
 
 def tree(folder):
     """Every path under folder, with the hash of each file: what must not change."""
-    return {path.relative_to(folder).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
-            if path.is_file() else "dir" for path in sorted(Path(folder).rglob("*"))
-            if "__pycache__" not in path.parts}
+    return {
+        path.relative_to(folder).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+        if path.is_file()
+        else "dir"
+        for path in sorted(Path(folder).rglob("*"))
+        if "__pycache__" not in path.parts
+    }
 
 
 def test_the_scenarios_without_the_hard_deny_list_change_nothing_outside_their_workdir(tmp_path):
@@ -234,7 +286,9 @@ def test_the_scenarios_without_the_hard_deny_list_change_nothing_outside_their_w
     try:
         for name in PRESENT:
             copy = tmp_path / "chapters" / name
-            shutil.copytree(ROOT / name, copy, ignore=shutil.ignore_patterns("__pycache__", "*.ipynb"))
+            shutil.copytree(
+                ROOT / name, copy, ignore=shutil.ignore_patterns("__pycache__", "*.ipynb")
+            )
             source = (copy / "code.py").read_text(encoding="utf-8")
             start = source.index("CATASTROPHIC = [")
             end = source.index("\n]\n", start) + 3
@@ -249,21 +303,31 @@ def test_the_scenarios_without_the_hard_deny_list_change_nothing_outside_their_w
             copy = tmp_path / "chapters" / name
             for number, answers in enumerate(runs):
                 stdin = "".join(f"{line}\n" for line in [script["prompt"], *answers, "q"])
-                jobs[name, number] = runner.start(copy / "code.py", "--offline", stdin=stdin, cwd=sentinel,
-                                                  env=clean_env(HOME=str(home),
-                                                                TMPDIR=str(tmp_path / "tmp" / name)))
+                jobs[name, number] = runner.start(
+                    copy / "code.py",
+                    "--offline",
+                    stdin=stdin,
+                    cwd=sentinel,
+                    env=clean_env(HOME=str(home), TMPDIR=str(tmp_path / "tmp" / name)),
+                )
         results = {key: runner.result(job) for key, job in jobs.items()}
     finally:
         runner.close()
     assert {key: (result.returncode, result.stderr) for key, result in results.items()} == {
-        key: (0, "") for key in jobs}
+        key: (0, "") for key in jobs
+    }
     # The guard really was gone: s03's `rm -rf ~` ran, and removed only the workdir.
     s03 = results["s03_permissions", 0].stdout
-    assert ("  > bash: rm -rf ~\n  ? allow bash: rm -rf ~\n"
-            "    [y] yes  [a] always (saved to .agent/settings.json)  [n] no: y\n"
-            "    (no output)\n    [exit code: 0]\n") in s03
-    assert tree(home) == tree(sentinel) == {"keep": "dir", "keep/file.txt": hashlib.sha256(
-        b"still here\n").hexdigest()}
+    assert (
+        "  > bash: rm -rf ~\n  ? allow bash: rm -rf ~\n"
+        "    [y] yes  [a] always (saved to .agent/settings.json)  [n] no: y\n"
+        "    (no output)\n    [exit code: 0]\n"
+    ) in s03
+    assert (
+        tree(home)
+        == tree(sentinel)
+        == {"keep": "dir", "keep/file.txt": hashlib.sha256(b"still here\n").hexdigest()}
+    )
     assert {name: tree(tmp_path / "chapters" / name) for name in PRESENT} == before
     assert sorted(os.listdir(tmp_path)) == ["chapters", "home", "runner", "sentinel", "tmp"]
 
@@ -271,6 +335,7 @@ def test_the_scenarios_without_the_hard_deny_list_change_nothing_outside_their_w
 # ======================================================================
 # s01: a slow step for practising Ctrl-C
 # ======================================================================
+
 
 def play_s01_then_wait(monkeypatch, tmp_path, sleep):
     """The s01 scenario in-process, then `wait`; bash is replaced, so nothing sleeps."""
@@ -294,34 +359,59 @@ def play_s01_then_wait(monkeypatch, tmp_path, sleep):
 
 def test_s01_wait_runs_sleep_20_after_the_scenario(monkeypatch, tmp_path):
     s01, session, commands, played, finished = play_s01_then_wait(
-        monkeypatch, tmp_path, lambda: "(no output)\n[exit code: 0]")
+        monkeypatch, tmp_path, lambda: "(no output)\n[exit code: 0]"
+    )
     assert finished is True
     assert commands == ["ls", "head -n 1 notes.md", "python3 hello.py", "sleep 20"]
     assert session.messages[played:] == [
         user(text("wait")),
-        assistant(text("This will take a while."), tool_use("toolu_04", "bash", {"command": "sleep 20"})),
-        user({"type": "tool_result", "tool_use_id": "toolu_04", "content": "(no output)\n[exit code: 0]"}),
+        assistant(
+            text("This will take a while."), tool_use("toolu_04", "bash", {"command": "sleep 20"})
+        ),
+        user(
+            {
+                "type": "tool_result",
+                "tool_use_id": "toolu_04",
+                "content": "(no output)\n[exit code: 0]",
+            }
+        ),
         assistant(text("Done: sleep 20 ran to its end. Next time, press Ctrl-C while it runs.")),
     ]
 
 
 def test_s01_ctrl_c_during_the_sleep_keeps_a_valid_history_and_the_script_then_says_it_is_over(
-        monkeypatch, tmp_path, capsys):
+    monkeypatch, tmp_path, capsys
+):
     def interrupted():
         raise KeyboardInterrupt
 
-    s01, session, commands, played, finished = play_s01_then_wait(monkeypatch, tmp_path, interrupted)
+    s01, session, commands, played, finished = play_s01_then_wait(
+        monkeypatch, tmp_path, interrupted
+    )
     assert finished is False
     assert s01.run_turn(session, "next") is True
     assert session.messages[played:] == [
         user(text("wait")),
-        assistant(text("This will take a while."), tool_use("toolu_04", "bash", {"command": "sleep 20"})),
-        user({"type": "tool_result", "tool_use_id": "toolu_04", "content": "Interrupted by the user.",
-              "is_error": True}, text("next")),
+        assistant(
+            text("This will take a while."), tool_use("toolu_04", "bash", {"command": "sleep 20"})
+        ),
+        user(
+            {
+                "type": "tool_result",
+                "tool_use_id": "toolu_04",
+                "content": "Interrupted by the user.",
+                "is_error": True,
+            },
+            text("next"),
+        ),
         assistant(text(OVER)),
     ]
     assert capsys.readouterr().out.splitlines()[-4:] == [
-        "This will take a while.", "  > bash: sleep 20", "[Interrupted.]", *OVER.splitlines()]
+        "This will take a while.",
+        "  > bash: sleep 20",
+        "[Interrupted.]",
+        *OVER.splitlines(),
+    ]
 
 
 # ======================================================================
@@ -329,13 +419,22 @@ def test_s01_ctrl_c_during_the_sleep_keeps_a_valid_history_and_the_script_then_s
 # ======================================================================
 
 S03_ENDINGS = {
-    "n": ["    error: The user denied this call. Do not try it again as it is; ask the user, or find "
-          "another way.",
-          "Understood: I won't create hello.txt. Tell me if you would like a different name or content.",
-          "s03 >> and now?",
-          OVER, "s03 >> q"],
-    "a": ["  > bash: cat hello.txt", "    Hello from s03!", "    [exit code: 0]",
-          "Done: hello.txt holds one line, \"Hello from s03!\".", "s03 >> q"],
+    "n": [
+        "    error: The user denied this call. Do not try it again as it is; ask the user, or find "
+        "another way.",
+        "Understood: I won't create hello.txt. "
+        "Tell me if you would like a different name or content.",
+        "s03 >> and now?",
+        OVER,
+        "s03 >> q",
+    ],
+    "a": [
+        "  > bash: cat hello.txt",
+        "    Hello from s03!",
+        "    [exit code: 0]",
+        "Done: hello.txt holds one line, \"Hello from s03!\".",
+        "s03 >> q",
+    ],
 }
 
 
@@ -346,5 +445,5 @@ def test_s03_no_and_always_end_with_what_really_happened(answer, tmp_path):
     result = run_chapter("s03_permissions", "--offline", "--workdir", str(tmp_path), stdin=stdin)
     assert (result.returncode, result.stderr) == (0, "")
     ending = S03_ENDINGS[answer]
-    assert result.stdout.splitlines()[-len(ending):] == ending
+    assert result.stdout.splitlines()[-len(ending) :] == ending
     assert (tmp_path / "hello.txt").exists() is (answer == "a")

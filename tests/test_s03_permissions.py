@@ -535,7 +535,10 @@ def test_a_deny_rule_on_a_path_holds_for_every_spelling_of_it(chapter, tmp_path,
 
 # ---- the hard deny list ------------------------------------------------------------
 
-def test_the_hard_deny_list_holds_in_bypass_mode_and_over_an_allow_rule(chapter, tmp_path, answers):
+def test_the_hard_deny_list_holds_in_bypass_mode_and_over_an_allow_rule(
+        chapter, tmp_path, answers, monkeypatch):
+    # Harmless even if the guard were broken: no process can start in this test.
+    monkeypatch.setattr(chapter.subprocess, "Popen", support.no_process)
     asked = answers()
     call = tool_use("toolu_1", "bash", {"command": "rm -rf /"})
     client = FakeClient(reply(text("Cleaning up."), call), reply(text("Refused, fine.")))

@@ -189,7 +189,9 @@ def test_pre_tool_use_allow_spares_the_question(chapter, tmp_path, answers):
     assert (tmp_path / "a.txt").read_text() == "a"
 
 
-def test_pre_tool_use_allow_never_lifts_a_deny(chapter, tmp_path, answers):
+def test_pre_tool_use_allow_never_lifts_a_deny(chapter, tmp_path, answers, monkeypatch):
+    # Harmless even if the guard were broken: no process can start in this test.
+    monkeypatch.setattr(chapter.subprocess, "Popen", support.no_process)
     asked = answers()
     calls = [tool_use("toolu_1", "write_file", {"path": "secret.txt", "content": "s"}),
              tool_use("toolu_2", "bash", {"command": "rm -rf /"})]

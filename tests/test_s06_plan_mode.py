@@ -304,14 +304,17 @@ def test_plan_mode_from_the_user(s06, workdir, keyboard, capsys, how):
     assert session.messages == history
     capsys.readouterr()
     s06.run_command(session, "/plan")
-    assert capsys.readouterr().out == "plan mode: on   (/plan TASK to plan a task, /plan off to leave plan mode)\n"
+    assert capsys.readouterr().out == (
+        "plan mode: on   (/plan TASK to plan a task, /plan off to leave plan mode)\n")
 
 
 def test_a_failed_first_call_keeps_the_plan_mode_instructions_for_the_retry(s06, workdir, keyboard):
     import anthropic
     import httpx2
 
-    down = anthropic.APIConnectionError(request=httpx2.Request("POST", "http://127.0.0.1:9/v1/messages"))
+    down = anthropic.APIConnectionError(
+        request=httpx2.Request("POST", "http://127.0.0.1:9/v1/messages")
+    )
     client = FakeClient(down, reply(text("Reading first.")))
     session = new_session(s06, client, workdir)
 
@@ -329,11 +332,15 @@ def test_slash_plan_without_a_task_only_shows_the_state(s06, tmp_path, capsys):
 
     s06.run_command(session, "/plan")
 
-    assert capsys.readouterr().out == "plan mode: off   (/plan TASK to plan a task, /plan off to leave plan mode)\n"
+    assert (
+        capsys.readouterr().out
+        == "plan mode: off   (/plan TASK to plan a task, /plan off to leave plan mode)\n"
+    )
     assert (session.plan_mode, session.notes, session.messages) == (False, [], [])
 
 
 # ---- the answers to exit_plan_mode -------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     "mode, answer", [("default", "y"), ("accept_edits", "yes"), ("bypass", " Y ")]
@@ -398,8 +405,11 @@ def test_feedback_keeps_plan_mode_and_goes_on(s06, workdir, keyboard, answer):
 
 def test_feedback_then_approval_of_the_revised_plan(s06, workdir, keyboard):
     revised = PLAN + "3. Document it in README.md.\n"
-    client = FakeClient(reply(exit_plan("t1")), reply(text("Revised."), exit_plan("t2", revised)),
-                        reply(text("Starting.")))
+    client = FakeClient(
+        reply(exit_plan("t1")),
+        reply(text("Revised."), exit_plan("t2", revised)),
+        reply(text("Starting.")),
+    )
     session = plan_session(s06, client, workdir)
     keyboard.feed("also document it", "y")
 
@@ -499,14 +509,17 @@ def test_an_empty_plan_is_refused_without_asking(s06, workdir, keyboard):
     s06.run_turn(session, "add a line")
 
     assert session.messages == [
-        user(text("add a line"), text(ENTERED)), assistant(exit_plan("t1", "  \n")),
-        user(result("t1", EMPTY_RESULT, is_error=True)), assistant(text("Writing one.")),
+        user(text("add a line"), text(ENTERED)),
+        assistant(exit_plan("t1", "  \n")),
+        user(result("t1", EMPTY_RESULT, is_error=True)),
+        assistant(text("Writing one.")),
     ]
     assert keyboard.asked == []
     assert session.plan_mode is True
 
 
 # ---- the plan file -------------------------------------------------------------------
+
 
 def test_an_unsafe_session_id_gives_a_safe_file_name(s06, workdir, keyboard):
     client = FakeClient(reply(exit_plan("t1")), reply(text("Starting.")))
@@ -522,13 +535,16 @@ def test_an_unsafe_session_id_gives_a_safe_file_name(s06, workdir, keyboard):
     assert files(workdir) == {"a.txt": "hello\n", ".agent/plans/plan-___x_y_z.md": PLAN_SAVED}
 
 
-@pytest.mark.parametrize("session_id, name", [
-    ("20260101-120000-abc123", "plan-20260101-120000-abc123.md"),
-    ("../x y/z", "plan-___x_y_z.md"),
-    ("/etc/passwd", "plan-_etc_passwd.md"),
-    ("", "plan-session.md"),
-    ("a" * 150, "plan-" + "a" * 100 + ".md"),
-])
+@pytest.mark.parametrize(
+    "session_id, name",
+    [
+        ("20260101-120000-abc123", "plan-20260101-120000-abc123.md"),
+        ("../x y/z", "plan-___x_y_z.md"),
+        ("/etc/passwd", "plan-_etc_passwd.md"),
+        ("", "plan-session.md"),
+        ("a" * 150, "plan-" + "a" * 100 + ".md"),
+    ],
+)
 def test_plan_file(s06, tmp_path, session_id, name):
     session = new_session(s06, FakeClient(), tmp_path, session_id=session_id)
     assert s06.plan_file(session) == tmp_path / ".agent" / "plans" / name
@@ -550,8 +566,10 @@ def test_a_plan_that_cannot_be_saved_is_still_approved(s06, workdir, keyboard):
 
     saved = "The plan could not be saved (File exists), but it is approved all the same."
     history = [
-        user(text("add a line"), text(ENTERED)), assistant(exit_plan("t1")),
-        user(result("t1", approved(saved)), text(ENDED)), assistant(text("Starting.")),
+        user(text("add a line"), text(ENTERED)),
+        assistant(exit_plan("t1")),
+        user(result("t1", approved(saved)), text(ENDED)),
+        assistant(text("Starting.")),
     ]
     assert client.calls == [
         req(s06, session, history[:1], plan=True),
@@ -585,6 +603,7 @@ def test_a_failed_rename_leaves_no_partial_file(s06, workdir, keyboard, monkeypa
 
 
 # ---- plan mode beside the rest -------------------------------------------------------------
+
 
 def test_todo_write_works_in_plan_mode(s06, workdir, keyboard):
     todos = [
@@ -670,6 +689,7 @@ def test_leaving_plan_mode_keeps_the_permission_mode(s06, workdir, keyboard):
 
 # ---- through the real SDK ----------------------------------------------------------------
 
+
 def test_a_rejection_then_a_new_prompt_on_the_wire(s06, workdir, keyboard):
     bodies, client = wire(
         [reply(text("My plan."), exit_plan("toolu_1")), reply(text("A smaller plan, then."))]
@@ -742,6 +762,7 @@ def test_a_rejection_then_a_new_prompt_on_the_wire(s06, workdir, keyboard):
 
 
 # ---- bugs ------------------------------------------------------------------------------
+
 
 def test_a_rejection_in_an_interrupted_turn_does_not_end_the_next_turn(s06, workdir, keyboard):
     def interrupt(event):
@@ -869,8 +890,12 @@ def tool_calls(calls):
     ]
 
 
-GREET_READ = "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(
-    (ROOT / "s06_plan_mode" / "workspace" / "greet.py").read_text().splitlines(), 1))
+GREET_READ = "\n".join(
+    f"{n:>6}\t{line}"
+    for n, line in enumerate(
+        (ROOT / "s06_plan_mode" / "workspace" / "greet.py").read_text().splitlines(), 1
+    )
+)
 
 
 @pytest.mark.slow
@@ -897,8 +922,9 @@ def test_offline_approved_plan_is_saved_then_carried_out(offline_runs):
     ]
     # The plan is saved (the approval) before the change (edit_file) is made.
     assert tool_calls(run.calls).index("exit_plan_mode") < tool_calls(run.calls).index("edit_file")
-    assert [[tool["name"] for tool in call["request"]["tools"]] for call in run.calls] == \
-        [ALL_TOOLS] + [PLAN_TOOLS] * 3 + [ALL_TOOLS] * 5
+    assert [[tool["name"] for tool in call["request"]["tools"]] for call in run.calls] == [
+        ALL_TOOLS
+    ] + [PLAN_TOOLS] * 3 + [ALL_TOOLS] * 5
     assert user_blocks(run.calls[-1]["request"]["messages"]) == [
         ("toolu_01", ENTER_RESULT, False),
         ("text", ENTERED, False),
@@ -956,8 +982,12 @@ def test_offline_rejected_plan_changes_nothing(offline_runs):
 def test_offline_feedback_brings_a_revised_plan(offline_runs):
     run = offline_runs["feedback"]
     assert (run.done.returncode, run.done.stderr) == (0, "")
-    plans = [block["input"]["plan"] for call in run.calls for block in call["response"]["content"]
-             if block["type"] == "tool_use" and block["name"] == "exit_plan_mode"]
+    plans = [
+        block["input"]["plan"]
+        for call in run.calls
+        for block in call["response"]["content"]
+        if block["type"] == "tool_use" and block["name"] == "exit_plan_mode"
+    ]
     assert plans == [FIRST_PLAN, REVISED_PLAN]
     plan_name = f".agent/plans/plan-{run.session}.md"
     # The revised plan has a step for README.md, and the run carries it out too.
@@ -967,12 +997,26 @@ def test_offline_feedback_brings_a_revised_plan(offline_runs):
         "greet.py": GREET_AFTER,
         "README.md": README_AFTER,
     }
-    assert tool_calls(run.calls) == ["enter_plan_mode", "read_file", "todo_write", "write_file", "exit_plan_mode",
-                                     "exit_plan_mode", "todo_write", "edit_file", "todo_write", "bash",
-                                     "todo_write", "edit_file", "todo_write"]
+    assert tool_calls(run.calls) == [
+        "enter_plan_mode",
+        "read_file",
+        "todo_write",
+        "write_file",
+        "exit_plan_mode",
+        "exit_plan_mode",
+        "todo_write",
+        "edit_file",
+        "todo_write",
+        "bash",
+        "todo_write",
+        "edit_file",
+        "todo_write",
+    ]
     assert run.done.stdout.splitlines()[-1] == (
-        "Done: `python3 greet.py --shout Ada` prints HELLO, ADA., and README.md shows the new option. "
-        "The approved plan is in .agent/plans/.")
+        "Done: `python3 greet.py --shout Ada` prints HELLO, ADA., "
+        "and README.md shows the new option. "
+        "The approved plan is in .agent/plans/."
+    )
     revision_request = run.calls[4]["request"]
     assert revision_request["messages"][-1] == user(
         result("toolu_05", FEEDBACK_RESULT, is_error=True), text("also document it")
@@ -990,12 +1034,18 @@ README_AFTER = """# greet
     python3 greet.py Ada            # Hello, Ada.
     python3 greet.py --shout Ada    # HELLO, ADA.
 """
-OVER = ("(The script has no more turns: this is where the recorded session ended. "
-        "In the REPL, /restart plays it again.)")
-AFTER_REJECTION = ("Understood: you rejected the plan, so I changed nothing, and plan mode is still on. "
-                   "Tell me how you would like to go on, or /plan off to leave plan mode.")
-AFTER_CTRL_C = ("You stopped me at the plan question: I changed nothing, and plan mode is still on. "
-                "Tell me how you would like to go on.")
+OVER = (
+    "(The script has no more turns: this is where the recorded session ended. "
+    "In the REPL, /restart plays it again.)"
+)
+AFTER_REJECTION = (
+    "Understood: you rejected the plan, so I changed nothing, and plan mode is still on. "
+    "Tell me how you would like to go on, or /plan off to leave plan mode."
+)
+AFTER_CTRL_C = (
+    "You stopped me at the plan question: I changed nothing, and plan mode is still on. "
+    "Tell me how you would like to go on."
+)
 ALREADY_ON = "Plan mode is already on. Explore, then submit your plan with exit_plan_mode."
 LEFT = "<reminder>The user ended plan mode without a plan. You may change files now.</reminder>"
 
@@ -1008,8 +1058,13 @@ def scenario_session(s06, tmp_path, *flags):
 
 
 def assistant_texts(messages):
-    return [block["text"] for message in messages if message["role"] == "assistant"
-            for block in message["content"] if block["type"] == "text"]
+    return [
+        block["text"]
+        for message in messages
+        if message["role"] == "assistant"
+        for block in message["content"]
+        if block["type"] == "text"
+    ]
 
 
 def test_offline_after_a_rejection_the_script_says_so_then_that_it_is_over(s06, tmp_path, keyboard):
@@ -1019,17 +1074,19 @@ def test_offline_after_a_rejection_the_script_says_so_then_that_it_is_over(s06, 
     played = len(session.messages)
     assert s06.run_turn(session, "what now?") is True
     assert s06.run_turn(session, "and then?") is True
-    assert session.messages[played - 1:] == [
+    assert session.messages[played - 1 :] == [
         user(result("toolu_05", REJECTED_RESULT, is_error=True), text("what now?"), text(STILL_ON)),
         assistant(text(AFTER_REJECTION)),
-        user(text("and then?"), text(STILL_ON)), assistant(text(OVER)),
+        user(text("and then?"), text(STILL_ON)),
+        assistant(text(OVER)),
     ]
     assert files(work) == before  # no plan file, no change
     assert session.plan_mode is True
 
 
 def test_offline_ctrl_c_at_the_plan_question_changes_nothing_and_the_script_says_so(
-        s06, tmp_path, monkeypatch, capsys):
+    s06, tmp_path, monkeypatch, capsys
+):
     session, work, before = scenario_session(s06, tmp_path)
 
     def ctrl_c(prompt=""):
@@ -1038,10 +1095,16 @@ def test_offline_ctrl_c_at_the_plan_question_changes_nothing_and_the_script_says
     monkeypatch.setattr("builtins.input", ctrl_c)
     assert s06.run_turn(session, SCENARIO["prompt"]) is False
     played = len(session.messages)
-    assert session.messages[-1] == user(result("toolu_05", "Interrupted by the user.", is_error=True))
+    assert session.messages[-1] == user(
+        result("toolu_05", "Interrupted by the user.", is_error=True)
+    )
     assert s06.run_turn(session, "go on") is True
-    assert session.messages[played - 1:] == [
-        user(result("toolu_05", "Interrupted by the user.", is_error=True), text("go on"), text(STILL_ON)),
+    assert session.messages[played - 1 :] == [
+        user(
+            result("toolu_05", "Interrupted by the user.", is_error=True),
+            text("go on"),
+            text(STILL_ON),
+        ),
         assistant(text(AFTER_CTRL_C)),
     ]
     assert files(work) == before
@@ -1055,8 +1118,10 @@ def test_offline_with_plan_the_scripts_enter_plan_mode_is_no_error(s06, tmp_path
     assert s06.run_turn(session, SCENARIO["prompt"]) is True
     assert session.messages[:3] == [
         user(text(SCENARIO["prompt"]), text(ENTERED)),
-        assistant(text("This changes how greet.py reads its arguments, so I'll plan it first."),
-                  tool_use("toolu_01", "enter_plan_mode", {})),
+        assistant(
+            text("This changes how greet.py reads its arguments, so I'll plan it first."),
+            tool_use("toolu_01", "enter_plan_mode", {}),
+        ),
         user(result("toolu_01", ALREADY_ON)),
     ]
     assert assistant_texts(session.messages)[-1] == SCENARIO["turns"][-1]["content"][0]["text"]
@@ -1070,11 +1135,14 @@ def test_plan_off_right_after_plan_drops_the_unsent_instructions(s06, tmp_path, 
     s06.run_command(session, "/plan off")
     assert capsys.readouterr().out == (
         "[Plan mode is off, without a plan; the permission mode is accept_edits again.]\n"
-        "plan mode is already off\n")
+        "plan mode is already off\n"
+    )
 
 
 def test_plan_off_after_a_turn_in_plan_mode_tells_the_model_once(s06, workdir, capsys):
-    client = FakeClient(reply(text("Reading first.")), reply(text("Writing now.")), reply(text("Ok.")))
+    client = FakeClient(
+        reply(text("Reading first.")), reply(text("Writing now.")), reply(text("Ok."))
+    )
     session = plan_session(s06, client, workdir)
     s06.run_turn(session, "add a line")
     s06.run_command(session, "/plan off")
@@ -1082,14 +1150,20 @@ def test_plan_off_after_a_turn_in_plan_mode_tells_the_model_once(s06, workdir, c
     s06.run_turn(session, "go ahead")
     s06.run_turn(session, "thanks")
     history = [
-        user(text("add a line"), text(ENTERED)), assistant(text("Reading first.")),
-        user(text("go ahead"), text(LEFT)), assistant(text("Writing now.")),
-        user(text("thanks")), assistant(text("Ok.")),
+        user(text("add a line"), text(ENTERED)),
+        assistant(text("Reading first.")),
+        user(text("go ahead"), text(LEFT)),
+        assistant(text("Writing now.")),
+        user(text("thanks")),
+        assistant(text("Ok.")),
     ]
-    assert client.calls == [req(s06, session, history[:1], plan=True),
-                            req(s06, session, history[:3], plan=False),
-                            req(s06, session, history[:5], plan=False)]
+    assert client.calls == [
+        req(s06, session, history[:1], plan=True),
+        req(s06, session, history[:3], plan=False),
+        req(s06, session, history[:5], plan=False),
+    ]
     assert session.messages == history
     assert capsys.readouterr().out.splitlines()[1:3] == [
         "[Plan mode is off, without a plan; the permission mode is default again.]",
-        "plan mode: off   (/plan TASK to plan a task, /plan off to leave plan mode)"]
+        "plan mode: off   (/plan TASK to plan a task, /plan off to leave plan mode)",
+    ]
