@@ -402,6 +402,13 @@ def test_the_idea_comes_before_the_harness_banner_and_the_new_sections_end_it(na
     ] == []
 
 
+@pytest.mark.parametrize("name", PRESENT)
+def test_a_chapters_docstring_is_at_most_25_lines(name):
+    tree = ast.parse((ROOT / name / "code.py").read_text(encoding="utf-8"))
+    # The closing quotes stand on a line of their own.
+    assert len(ast.get_docstring(tree, clean=False).splitlines()) + 1 <= 25
+
+
 def test_in_s01_the_loop_is_on_the_first_screens():
     source = (ROOT / "s01_loop" / "code.py").read_text(encoding="utf-8").splitlines()
     assert source.index("def agent_loop(session):") < 170
