@@ -1516,7 +1516,10 @@ def make_session(args):
     TOOL_ENVIRONMENT.clear()
     if offline:  # whatever a script says, `~` is the scratch copy
         TOOL_ENVIRONMENT["HOME"] = str(workdir)
-    banner.append(f"workdir: {workdir}" + ("  (also HOME for the tools, offline)" * bool(offline)))
+    if offline:
+        banner.append(f"workdir: {workdir}  (also HOME for the tools, offline)")
+    else:
+        banner.append(f"workdir: {workdir}")
     if offline and not args.workdir:
         banner.append(f"(a fresh copy of workspace/, kept after the run to look at; "
                       f"rm -rf {workdir.parent}/s0?-* removes them all)")
@@ -1562,8 +1565,9 @@ def command_restart(session, argument):
         show(f"[Could not restart: {error}. The session goes on.]")
         return
     vars(session).update(vars(fresh))
-    what = "the script plays from its start" if isinstance(session.client, ScriptedModel) \
-        else "a new conversation"
+    what = "a new conversation"
+    if isinstance(session.client, ScriptedModel):
+        what = "the script plays from its start"
     show(f"[Restarted: {what}, with a new history; workdir: {session.workdir}]")
 
 
@@ -1604,7 +1608,9 @@ def main(argv=None):
     except (ScriptError, SettingsError, OSError) as error:
         print(f"{CHAPTER}: {error}", file=sys.stderr)
         return 2
-    for line in banner + ["/help lists the commands; q leaves."] * (args.prompt is None):
+    if args.prompt is None:
+        banner.append("/help lists the commands; q leaves.")
+    for line in banner:
         show(line)
     if args.prompt is not None:
         if not args.prompt.strip():
