@@ -26,6 +26,7 @@ import copy
 import fnmatch
 import glob
 import json
+import logging
 import os
 import re
 import select
@@ -58,6 +59,7 @@ PROMPT_LABEL = CHAPTER.split("_")[0]  # e.g. "s01", shown in the REPL prompt
 HERE = Path(__file__).resolve().parent
 DEFAULT_MODEL = "claude-sonnet-5-5"
 MAX_TOKENS = 8000
+MAX_CALLS = 50  # model calls one prompt may make (--max-calls)
 
 # Variables that must never reach a tool's subprocess, a trace or the screen.
 SECRET_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
@@ -87,11 +89,11 @@ def system_prompt(workdir):
 def agent_loop(session):
     """Call the model until it stops asking for tools; return its last text."""
     sent_back = 0  # how often Stop hooks sent the model back to work, in a row
-    while True:
+    for _ in range(session.max_calls):  # a model that never stops asking for tools stops here
         response = call_model(session, build_request(session))
         content = [block_to_dict(block) for block in response.content if not is_blank(block)]
         if content:
-            session.messages.append({"role": "assistant", "content": content})
+            add_assistant_blocks(session.messages, content)
         text = "\n".join(block["text"] for block in content if block["type"] == "text")
         if text:
             show(text)
@@ -100,8 +102,9 @@ def agent_loop(session):
             results = run_tools(session, tool_uses)
             add_user_blocks(session.messages, results + todo_reminder(session, tool_uses, results))
             continue
-        if not finish_reply(session, response.stop_reason, tool_uses):
-            return text
+        if response.stop_reason == "pause_turn" and content and not tool_uses:
+            continue  # the API paused a long turn: sent back as it is, the model goes on with it
+        finish_reply(session, response, tool_uses)  # raises TurnStopped if the turn went wrong
         hooked = run_hooks(session, "Stop", stop_hook_active=sent_back > 0, last_message=text)
         if hooked["decision"] == "block" and sent_back < STOP_HOOK_LIMIT:
             sent_back += 1
@@ -113,6 +116,8 @@ def agent_loop(session):
             show(f"[A Stop hook asked again; after {STOP_HOOK_LIMIT} times in a row "
                  "the turn ends anyway.]")
         return text
+    raise TurnStopped(f"[The turn reached its limit of {session.max_calls} model calls "
+                      "(--max-calls) and stops here. Send a prompt to go on.]")
 
 
 def run_tools(session, tool_uses):
@@ -139,6 +144,7 @@ def run_tools(session, tool_uses):
 def run_turn(session, prompt):
     """Send one user prompt and work until the model is done. True if it finished."""
     before = copy.deepcopy(session.messages)
+    forget = False  # a refused prompt, or one that made the conversation too long, must not stay
     try:
         hooked = run_hooks(session, "UserPromptSubmit", prompt=prompt)
         if hooked["decision"] == "block":
@@ -153,9 +159,15 @@ def run_turn(session, prompt):
         return True
     except anthropic.AnthropicError as error:
         show(f"API error: {describe_api_error(error)}")
+        forget = is_too_long(error)
+    except TurnStopped as stopped:
+        show(str(stopped))
+        forget = stopped.forget_prompt
     except KeyboardInterrupt:
         show("[Interrupted.]")
         answer_open_tool_uses(session.messages)
+    if forget:
+        forget_turn(session, before)
     if assistant_turns(session.messages) == assistant_turns(before):
         # The model never answered: forget the prompt, so that it can be sent again.
         session.messages[:] = before
@@ -1181,19 +1193,42 @@ def input_problem(name, schema, tool_input):
 # CALLING THE MODEL
 # ======================================================================
 
+API_TIMEOUT = anthropic.Timeout(300, connect=10)  # seconds for a whole reply; to connect
+API_RETRIES = 2  # the SDK tries a failed call again this often (429, 5xx, 529, no connection)
+
+
 def build_request(session):
+    system = system_prompt(session.workdir)
+    if session.live:  # the tools and this prompt begin every request: the API may cache them
+        system = [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
     return {
         "model": session.model,
         "max_tokens": MAX_TOKENS,
-        "system": system_prompt(session.workdir),
+        "system": system,
         "tools": TOOLS,
         "messages": session.messages,
     }
 
 
+def live_client(**options):
+    """The SDK's client for the real API: a timeout for one call, and its retries shown."""
+    return anthropic.Anthropic(timeout=API_TIMEOUT, max_retries=API_RETRIES,
+                               middleware=[RETRY_LINES.watch], **options)
+
+
 def call_model(session, request):
     """One model call. With --trace, append exactly what was sent and received."""
-    response = session.client.messages.create(**request)
+    try:
+        with RETRY_LINES:  # while the call runs, each retry of the SDK shows as a line
+            response = session.client.messages.create(**request)
+    except anthropic.AnthropicError:
+        raise
+    except json.JSONDecodeError:  # e.g. a 200 reply whose body is empty or cut off
+        raise anthropic.AnthropicError(
+            "the reply is not valid JSON (its body is empty or cut off). Try again.") from None
+    except Exception as error:  # whatever else: one line, and the session goes on
+        raise anthropic.AnthropicError(
+            f"the call failed with {type(error).__name__}: {error}") from None
     # e.g. ANTHROPIC_BASE_URL is another kind of server
     if not isinstance(getattr(response, "content", None), list):
         raise anthropic.AnthropicError(
@@ -1202,7 +1237,100 @@ def call_model(session, request):
         record = {"request": request, "response": response.to_dict(mode="json")}
         with open(session.trace, "a", encoding="utf-8") as trace:
             trace.write(json.dumps(record) + "\n")
+    if session.live:
+        show_usage(getattr(response, "usage", None))
     return response
+
+
+def show_usage(usage):
+    """One faint line after a live call: the tokens in (of them, read from the prompt cache and
+    written to it) and out. The trace keeps the usage exactly as the API sent it."""
+    def count(name):
+        value = getattr(usage, name, None)
+        return value if isinstance(value, int) else 0
+
+    read, written = count("cache_read_input_tokens"), count("cache_creation_input_tokens")
+    line = (f"  [tokens: {count('input_tokens') + read + written:,} in ({read:,} read from the "
+            f"cache, {written:,} written to it), {count('output_tokens'):,} out]")
+    print(f"\x1b[2m{line}\x1b[0m" if sys.stdout.isatty() else line, flush=True)
+
+
+# What went wrong with an attempt, by its status: said in the line of a retry.
+STATUS_NAMES = {408: "request timeout", 409: "conflict", 429: "rate limited", 500: "server error",
+                502: "bad gateway", 503: "unavailable", 504: "gateway timeout", 529: "overloaded"}
+
+
+class RetryLines(logging.Handler):
+    """A line on the screen for each retry of a call. The SDK retries by itself, and logs each
+    wait; `watch`, run by the SDK as middleware once per attempt, sees what went wrong, and tells
+    the SDK not to retry a spend limit, which waiting does not cure."""
+
+    def __init__(self):
+        super().__init__(logging.INFO)
+        self.attempt, self.failure = 1, None  # the last attempt: its number, what went wrong
+
+    def watch(self, request, call_next):
+        self.attempt, self.failure = request.retries_taken + 1, None
+        try:
+            response = call_next(request)
+        except anthropic.APITimeoutError:
+            self.failure = f"no answer within {API_TIMEOUT.read:g} s"
+            raise
+        except anthropic.APIConnectionError:
+            self.failure = "no connection"
+            raise
+        if response.status_code >= 400:
+            status = response.status_code
+            self.failure = f"{status} {STATUS_NAMES.get(status, 'error')}"
+            if spend_limit_reached(json_body(response.http_response)):
+                response.http_response.headers["x-should-retry"] = "false"  # the SDK obeys it
+        return response
+
+    def emit(self, record):
+        # The SDK logs "Retrying request to %s in %f seconds" before it waits.
+        if self.failure and str(record.msg).startswith("Retrying request") and record.args:
+            wait = f"{record.args[-1]:.1f}".removesuffix(".0")
+            show(f"[retrying in {wait} s ({self.failure}, attempt {self.attempt + 1} of "
+                 f"{API_RETRIES + 1})]", 2)
+
+    def __enter__(self):
+        self.failure = None
+        if SDK_LOG.getEffectiveLevel() > logging.INFO:
+            SDK_LOG.setLevel(logging.INFO)
+        SDK_LOG.addHandler(self)
+
+    def __exit__(self, *exception):
+        SDK_LOG.removeHandler(self)
+
+
+SDK_LOG = logging.getLogger("anthropic._base_client")
+RETRY_LINES = RetryLines()
+
+
+def json_body(http_response):
+    try:
+        return http_response.json()
+    except ValueError:
+        return None
+
+
+def spend_limit_reached(body):
+    """A spend limit (the tier's, or one set in the Console): retrying does not cure it."""
+    error = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(error, dict):
+        return False
+    details = error.get("details")
+    code = details.get("error_code") if isinstance(details, dict) else None
+    return code == "enforced_spend_limit_reached" or "usage limits" in str(error.get("message"))
+
+
+def is_too_long(error):
+    """The request was too long: the conversation will not fit again until it is cleared."""
+    if not isinstance(error, anthropic.APIStatusError):
+        return False
+    message = (error.api_message or "").lower()
+    return error.status_code == 413 or (error.status_code == 400 and any(
+        words in message for words in ("prompt is too long", "exceed context limit")))
 
 
 def is_blank(block):
@@ -1221,20 +1349,35 @@ def block_to_dict(block):
 
 def describe_api_error(error):
     """One line a learner can act on."""
+    if isinstance(error, anthropic.APITimeoutError):
+        return (f"no answer within {API_TIMEOUT.read:g} s: the server is slow or hung. "
+                "Try again, or check ANTHROPIC_BASE_URL.")
     if isinstance(error, anthropic.APIConnectionError):
         return "could not reach the API. Check the network, a proxy, or ANTHROPIC_BASE_URL."
     if isinstance(error, anthropic.APIStatusError):
-        hint = {
-            401: "Check ANTHROPIC_API_KEY.",
-            403: "This key may not use this model.",
-            404: "Check MODEL_ID and ANTHROPIC_BASE_URL.",
-            429: "Rate limited: wait a moment and try again.",
-            529: "The API is overloaded: try again in a moment.",
-        }.get(error.status_code, "Try again, or check the request.")
-        # one line, even for a traceback
+        # one line, even for a traceback, and one full stop
         message = " ".join((error.api_message or "no details").split())[:300]
-        return f"{error.status_code} {message}. {hint}"
-    return " ".join(f"{type(error).__name__}: {error}".split())[:300]
+        if not message.endswith((".", "!", "?")):
+            message += "."
+        return f"{error.status_code} {message} {status_hint(error)}"
+    return " ".join(str(error).split())[:300]
+
+
+def status_hint(error):
+    """What to do after an error status (the SDK has retried what waiting may cure)."""
+    if is_too_long(error):
+        return "The conversation is too long to send: /clear starts a new one."
+    if spend_limit_reached(error.body):
+        return "A spend limit is reached: waiting will not help until it is raised or resets."
+    if error.status_code >= 500 and error.status_code != 529:
+        return "The API failed on its side: try again in a moment."
+    return {
+        401: "Check ANTHROPIC_API_KEY.",
+        403: "This key may not use this model.",
+        404: "Check MODEL_ID and ANTHROPIC_BASE_URL.",
+        429: "Rate limited: wait a moment and try again.",
+        529: "The API is overloaded: try again in a moment.",
+    }.get(error.status_code, "Try again, or check the request.")
 
 
 # ======================================================================
@@ -1249,6 +1392,8 @@ class Session:
     trace: Path | None = None
     messages: list = field(default_factory=list)
     args: object = None  # the command line it was made from, for /restart
+    live: bool = False  # the real API answers: prompt caching, and a line of usage per call
+    max_calls: int = MAX_CALLS  # model calls one prompt may make (--max-calls)
     mode: str = "default"  # the permission mode
     settings: dict = field(default_factory=dict)  # .agent/settings.json
     hooks: list = field(default_factory=list)  # Hook objects, in the order they run
@@ -1266,6 +1411,15 @@ def add_user_blocks(messages, blocks):
         messages[-1]["content"].extend(blocks)
     else:
         messages.append({"role": "user", "content": list(blocks)})
+
+
+def add_assistant_blocks(messages, blocks):
+    """Add blocks to the assistant turn at the end of the history, or start one: a turn the
+    API paused (pause_turn) goes on in the same assistant turn."""
+    if messages and messages[-1]["role"] == "assistant":
+        messages[-1]["content"].extend(blocks)
+    else:
+        messages.append({"role": "assistant", "content": list(blocks)})
 
 
 def show(text, indent=0):
@@ -1326,26 +1480,55 @@ def assistant_turns(messages):
     return sum(message["role"] == "assistant" for message in messages)
 
 
-def finish_reply(session, stop_reason, tool_uses):
-    """A reply that did not stop for tools: its tool calls do not run, but each gets a
-    result, so that the history stays valid. True if the model ended its turn normally."""
+class TurnStopped(Exception):
+    """The turn cannot go on: the line that says why, and whether its prompt must be forgotten
+    (a refused prompt, or one the conversation no longer has room for)."""
+
+    def __init__(self, line, forget_prompt=False):
+        super().__init__(line)
+        self.forget_prompt = forget_prompt
+
+
+def finish_reply(session, response, tool_uses):
+    """A reply that did not stop for tools: its tool calls do not run, but each gets a result,
+    so that the history stays valid. Raises TurnStopped unless the model ended its turn well."""
+    stop_reason = response.stop_reason
     if tool_uses:
         not_run = f"Not run: the reply stopped with {stop_reason}."
         add_user_blocks(session.messages, [tool_result(block["id"], not_run, is_error=True)
                                            for block in tool_uses])
     if stop_reason in ("end_turn", "tool_use", "stop_sequence"):
-        return True
-    show(STOP_MESSAGES.get(stop_reason, f"[The model stopped: {stop_reason}.]"))
-    return False
+        return
+    line = STOP_MESSAGES.get(stop_reason, f"[The model stopped: {stop_reason}.]")
+    explanation = getattr(getattr(response, "stop_details", None), "explanation", None)
+    if stop_reason == "refusal" and isinstance(explanation, str) and explanation.strip():
+        line = f"[The model declined to continue: {' '.join(explanation.split())[:300]}]"
+    raise TurnStopped(line, forget_prompt=stop_reason in FORGET_PROMPT)
 
 
 STOP_MESSAGES = {
     "max_tokens": f"[The reply was cut off at max_tokens ({MAX_TOKENS}).]",
     "refusal": "[The model declined to continue.]",
     "model_context_window_exceeded":
-        "[The conversation no longer fits the model's context window.]",
-    "pause_turn": "[The model paused its turn.]",
+        "[The conversation no longer fits the model's context window: /clear starts a new one.]",
+    "pause_turn": "[The model paused its turn, and it could not be sent back to go on.]",
 }
+# The API asks for a refused prompt to be taken back, or later prompts are refused too; a
+# conversation too long for the context window only grows with each prompt.
+FORGET_PROMPT = {"refusal", "model_context_window_exceeded"}
+
+
+def forget_turn(session, before):
+    """Put the history back as it was before the turn's prompt, and say so."""
+    ran_tools = tool_result_count(session.messages) > tool_result_count(before)
+    session.messages[:] = before
+    done = "; what its tool calls changed stays changed" if ran_tools else ""
+    show(f"[The prompt was not kept: the conversation is as it was before it{done}.]")
+
+
+def tool_result_count(messages):
+    return sum(block.get("type") == "tool_result" for message in messages
+               if isinstance(message["content"], list) for block in message["content"])
 
 
 # ======================================================================
@@ -1466,6 +1649,13 @@ class ScriptedModel:
 # THE COMMAND LINE
 # ======================================================================
 
+def call_limit(text):
+    """The value of --max-calls: a whole number, 1 or more."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number, 1 or more (not {text!r})")
+    return int(text)
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(prog=f"python {CHAPTER}/code.py",
                                      description=__doc__.splitlines()[0])
@@ -1478,6 +1668,8 @@ def parse_args(argv):
                         help="append every model call to this file, one JSON line each")
     parser.add_argument("--workdir", type=Path,
                         help="where the tools act (offline default: a fresh copy of workspace/)")
+    parser.add_argument("--max-calls", type=call_limit, default=MAX_CALLS, metavar="N",
+                        help="model calls one prompt may make (default: %(default)s)")
     parser.add_argument("--mode", choices=MODES, default="default",
                         help="the permission mode (default: %(default)s)")
     return parser.parse_args(argv)
@@ -1501,7 +1693,7 @@ def make_session(args):
         if script.get("prompt"):
             banner.append(f"the script was written for: {script['prompt']}")
     else:
-        client = anthropic.Anthropic()
+        client = live_client()
         model = os.environ.get("MODEL_ID") or DEFAULT_MODEL
         banner = [f"{CHAPTER} · live: {model} at {client.base_url}"]
     if args.workdir:
@@ -1528,6 +1720,7 @@ def make_session(args):
     settings = load_settings(workdir)
     banner.append(f"mode: {args.mode}   (/mode to see or switch)")
     session = Session(client=client, model=model, workdir=workdir, trace=args.trace,
+                      live=not offline, max_calls=args.max_calls,
                       mode=args.mode, settings=settings, args=args)
     add_hook(session, "PostToolUse", check_python_syntax, matcher="write_file|edit_file")
     load_command_hooks(session)
@@ -1571,8 +1764,20 @@ def command_restart(session, argument):
     show(f"[Restarted: {what}, with a new history; workdir: {session.workdir}]")
 
 
-COMMANDS = {"/help": command_help, "/restart": command_restart, "/mode": command_mode,
-            "/todos": command_todos}
+def command_clear(session, argument):
+    """/clear starts a new conversation; the rest of the session stays as it is."""
+    session.messages.clear()
+    session.todos, session.rounds_since_todo = [], 0  # the model's notes on what is gone
+    where = ""
+    if isinstance(session.client, ScriptedModel):
+        where = " The script goes on where it was (/restart plays it from its start)."
+    show(f"[Cleared: the next prompt starts a new conversation. The workdir, the model, "
+         f"the permission mode ({session.mode}), the rules and the hooks stay; "
+         f"the todo list is emptied.{where}]")
+
+
+COMMANDS = {"/help": command_help, "/restart": command_restart, "/clear": command_clear,
+            "/mode": command_mode, "/todos": command_todos}
 
 
 def run_command(session, line):
