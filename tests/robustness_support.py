@@ -179,8 +179,8 @@ def history_problems(messages):
             )
     if messages[-1].get("role") == "assistant" and _tool_use_ids(messages[-1]):
         problems.append(f"messages[{len(messages) - 1}]: tool_use with no tool_result after it")
-    if messages[-1].get("role") != "user":
-        problems.append("the last message of a request must be a user turn")
+    # A request may end with an assistant turn: one the API paused (pause_turn), sent back as it
+    # is so that the model goes on with it (never one that asks for tools: checked above).
     return problems
 
 

@@ -113,12 +113,12 @@ def test_a_scenario_run_one_shot_with_another_prompt_says_what_the_script_is_for
 # ======================================================================
 
 HELP = {
-    "s01_loop": ["/help", "/restart"],
-    "s02_tools": ["/help", "/restart"],
-    "s03_permissions": ["/help", "/restart", "/mode"],
-    "s04_hooks": ["/help", "/restart", "/mode"],
-    "s05_todo_write": ["/help", "/restart", "/mode", "/todos"],
-    "s06_plan_mode": ["/help", "/restart", "/mode", "/todos", "/plan"],
+    "s01_loop": ["/help", "/restart", "/clear"],
+    "s02_tools": ["/help", "/restart", "/clear"],
+    "s03_permissions": ["/help", "/restart", "/clear", "/mode"],
+    "s04_hooks": ["/help", "/restart", "/clear", "/mode"],
+    "s05_todo_write": ["/help", "/restart", "/clear", "/mode", "/todos"],
+    "s06_plan_mode": ["/help", "/restart", "/clear", "/mode", "/todos", "/plan"],
 }
 
 
@@ -133,9 +133,10 @@ def test_help_lists_the_chapters_commands_with_their_first_docstring_line(
     assert capsys.readouterr().out.splitlines() == expected + [
         "  q, quit, exit or EOF leaves; Ctrl-C cancels a turn."
     ]
-    assert expected[:2] == [
+    assert expected[:3] == [
         "  /help lists the commands.",
         "  /restart starts again: a new session; offline, the script from its start.",
+        "  /clear starts a new conversation; the rest of the session stays as it is.",
     ]
 
 

@@ -199,7 +199,8 @@ def test_max_tokens_keeps_the_partial_text_and_says_it_was_cut(chapter, tmp_path
     client = FakeClient(reply(text("The answer is"), stop_reason="max_tokens"))
     session = new_session(chapter, client, tmp_path)
 
-    assert chapter.run_turn(session, "long question") is True
+    # The turn did not end normally: a one-shot run exits 1.
+    assert chapter.run_turn(session, "long question") is False
 
     assert client.calls == [request(chapter, session, [user(text("long question"))])]
     assert session.messages == [user(text("long question")), assistant(text("The answer is"))]
@@ -234,33 +235,43 @@ def test_max_tokens_with_a_tool_use_does_not_run_it_but_still_answers_it(chapter
     assert session.messages == joined + [assistant(text("Fine."))]
 
 
-def test_refusal_with_no_content_adds_no_empty_assistant_turn(chapter, tmp_path, capsys):
-    client = FakeClient(reply(stop_reason="refusal"), reply(text("Sure.")))
+def test_refusal_with_no_content_takes_the_prompt_back_and_the_next_is_sent_alone(
+    chapter, tmp_path, capsys
+):
+    client = FakeClient(reply(text("Hi.")), reply(stop_reason="refusal"), reply(text("Sure.")))
     session = new_session(chapter, client, tmp_path)
+    chapter.run_turn(session, "hi")
+    capsys.readouterr()
 
-    chapter.run_turn(session, "do something bad")
+    assert chapter.run_turn(session, "do something bad") is False
 
-    # The API refuses an empty assistant turn, so none is kept.
-    assert session.messages == [user(text("do something bad"))]
-    assert capsys.readouterr().out == "[The model declined to continue.]\n"
+    # The API asks for the refused turn to be taken back: the history is as before the prompt.
+    earlier = [user(text("hi")), assistant(text("Hi."))]
+    assert session.messages == earlier
+    assert capsys.readouterr().out == (
+        "[The model declined to continue.]\n"
+        "[The prompt was not kept: the conversation is as it was before it.]\n"
+    )
 
     chapter.run_turn(session, "something else then")
-    history = [user(text("do something bad"), text("something else then"))]
-    assert client.calls[1] == request(chapter, session, history)
-    assert session.messages == history + [assistant(text("Sure."))]
+    assert client.calls[2] == request(chapter, session, earlier + [user(text("something else then"))])
+    assert session.messages == earlier + [user(text("something else then")), assistant(text("Sure."))]
 
 
-def test_refusal_with_text_keeps_the_text(chapter, tmp_path, capsys):
-    client = FakeClient(reply(text("I can't help with that."), stop_reason="refusal"))
+def test_refusal_with_text_shows_the_text_and_keeps_none_of_the_turn(chapter, tmp_path, capsys):
+    call = tool_use("toolu_1", "bash", {"command": "echo ran"})
+    client = FakeClient(reply(call), reply(text("I can't help with that."), stop_reason="refusal"))
     session = new_session(chapter, client, tmp_path)
 
-    chapter.run_turn(session, "do something bad")
+    assert chapter.run_turn(session, "do something bad") is False
 
-    assert session.messages == [
-        user(text("do something bad")),
-        assistant(text("I can't help with that.")),
+    assert session.messages == []
+    assert capsys.readouterr().out.splitlines()[-3:] == [
+        "I can't help with that.",
+        "[The model declined to continue.]",
+        "[The prompt was not kept: the conversation is as it was before it; what its tool calls "
+        "changed stays changed.]",
     ]
-    assert capsys.readouterr().out == "I can't help with that.\n[The model declined to continue.]\n"
 
 
 # ======================================================================
