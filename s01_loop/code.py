@@ -338,6 +338,9 @@ def call_model(session, request):
     if not isinstance(getattr(response, "content", None), list):
         raise anthropic.AnthropicError(
             "the reply is not a Message: is ANTHROPIC_BASE_URL an Anthropic-compatible API?")
+    problem = block_problem(response.content)
+    if problem:  # the SDK does not check what the server sent
+        raise anthropic.AnthropicError(f"the reply is not a valid Message: {problem}.")
     if session.trace:
         record = {"request": request, "response": response.to_dict(mode="json")}
         with open(session.trace, "a", encoding="utf-8") as trace:
@@ -345,6 +348,20 @@ def call_model(session, request):
     if session.live:
         show_usage(getattr(response, "usage", None))
     return response
+
+
+def block_problem(content):
+    """What in a reply's content the loop cannot use, or None."""
+    for number, block in enumerate(content, 1):
+        kind = getattr(block, "type", None)
+        if not isinstance(kind, str):
+            return f"block {number} has no type"
+        if kind == "text" and not isinstance(getattr(block, "text", None), str):
+            return f"text block {number} has no text"
+        named = all(isinstance(getattr(block, key, None), str) for key in ("id", "name"))
+        if kind == "tool_use" and not (named and hasattr(block, "input")):
+            return f"tool_use block {number} lacks its id, name or input"
+    return None
 
 
 def show_usage(usage):
@@ -357,6 +374,9 @@ def show_usage(usage):
     read, written = count("cache_read_input_tokens"), count("cache_creation_input_tokens")
     line = (f"  [tokens: {count('input_tokens') + read + written:,} in ({read:,} read from the "
             f"cache, {written:,} written to it), {count('output_tokens'):,} out]")
+    if not all(isinstance(getattr(usage, name, None), int)
+               for name in ("input_tokens", "output_tokens")):
+        line = "  [tokens: the reply did not say how many]"
     print(f"\x1b[2m{line}\x1b[0m" if sys.stdout.isatty() else line, flush=True)
 
 
