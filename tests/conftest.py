@@ -82,3 +82,21 @@ def workdir(tmp_path):
     """A workdir with one small file in it."""
     (tmp_path / "a.txt").write_text("hello\n")
     return tmp_path
+
+
+@pytest.fixture(scope="session")
+def loopback_api():
+    """One Messages API on 127.0.0.1 for the whole session (tests/live_api.py)."""
+    from live_api import MessagesAPI
+
+    server = MessagesAPI()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def api(loopback_api):
+    """The loopback Messages API with no answers queued and no requests seen yet."""
+    loopback_api.reset()
+    yield loopback_api
+    loopback_api.reset()

@@ -1,20 +1,22 @@
 """The live path: with a key set, a chapter talks HTTP to the API with the real SDK.
 
-No test may reach the real API, so a tiny Messages endpoint runs on loopback and
-ANTHROPIC_BASE_URL points the chapter at it. The chapter runs as a subprocess,
-without --offline, exactly as a learner with a key runs it.
+No test may reach the real API, so a tiny Messages endpoint runs on loopback (the session's
+`api`, tests/live_api.py) and ANTHROPIC_BASE_URL points the chapter at it. The chapter runs as
+a subprocess, without --offline, exactly as a learner with a key runs it. The cases of the
+live path (refusals, broken replies, a full context, retries, ...) are tests/test_live_path.py.
 """
 
 import json
 
 import pytest
 
+from live_api import raw
 from support import (
     CHAPTERS,
     PRESENT,
     ROOT,
     clean_env,
-    loopback_messages_api,
+    golden,
     message_json,
     run_chapter,
 )
@@ -38,19 +40,10 @@ REPLIES = [
 ]
 
 
-@pytest.fixture
-def endpoint():
-    """The loopback Messages API, answering with REPLIES in order."""
-    with loopback_messages_api(lambda body, seen: REPLIES[min(len(seen), len(REPLIES)) - 1]) as (
-        base_url,
-        seen,
-    ):
-        yield base_url, seen
-
-
 @pytest.mark.parametrize("chapter", [CHAPTERS[0], PRESENT[-1]])
-def test_with_a_key_the_chapter_talks_to_the_api(chapter, endpoint, tmp_path):
-    base_url, seen = endpoint
+def test_with_a_key_the_chapter_talks_to_the_api(chapter, api, tmp_path):
+    api.answer(*[raw(json.dumps(reply).encode()) for reply in REPLIES])
+    base_url, seen = api.url, api.seen
     trace = tmp_path / "trace.jsonl"
     env = clean_env(ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=base_url, MODEL_ID="test-model")
 
@@ -65,6 +58,13 @@ def test_with_a_key_the_chapter_talks_to_the_api(chapter, endpoint, tmp_path):
     assert [request["headers"]["Authorization"] for request in seen] == [f"Bearer {KEY}"] * 2
     first, second = (request["body"] for request in seen)
     assert first["model"] == "test-model"
+    # Live, the system prompt is one text block that ends the cached prefix (tools, system).
+    workdir = str((tmp_path / "w").resolve())
+    assert first["system"] == [{
+        "type": "text",
+        "text": golden(chapter)["system"].replace("{workdir}", workdir),
+        "cache_control": {"type": "ephemeral"},
+    }]
     assert first["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "say live"}]}
     ]
@@ -98,7 +98,13 @@ def test_with_a_key_the_chapter_talks_to_the_api(chapter, endpoint, tmp_path):
         second["messages"],
     ]
     assert KEY not in trace.read_text() and KEY not in done.stdout and KEY not in done.stderr
-    assert done.stdout.splitlines()[-1] == "The command printed live."
+    # After each call, a line of usage (the answers say 1 token in, 1 out).
+    usage = "  [tokens: 1 in (0 read from the cache, 0 written to it), 1 out]"
+    at = done.stdout.splitlines().index(usage)
+    assert done.stdout.splitlines()[at:] == [
+        usage, "  > bash: echo live", "    live", "    [exit code: 0]", usage,
+        "The command printed live.",
+    ]
 
 
 def test_a_script_given_is_played_offline_even_with_a_key(tmp_path):
