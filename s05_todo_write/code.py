@@ -1671,7 +1671,7 @@ class ScriptedModel:
 
 def call_limit(text):
     """The value of --max-calls: a whole number, 1 or more."""
-    if not text.isdigit() or int(text) < 1:
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
         raise argparse.ArgumentTypeError(f"must be a whole number, 1 or more (not {text!r})")
     return int(text)
 

@@ -583,7 +583,7 @@ def test_max_calls_is_a_whole_number_of_at_least_one(every, capsys):
     chapter = every
     assert (chapter.parse_args([]).max_calls, chapter.MAX_CALLS) == (50, 50)
     assert chapter.parse_args(["--max-calls", "3"]).max_calls == 3
-    for bad in ("0", "-1", "x", "2.5"):
+    for bad in ("0", "-1", "x", "2.5", "\u00b2"):  # "²" is a digit, but not one int() reads
         with pytest.raises(SystemExit) as stopped:
             chapter.parse_args(["--max-calls", bad])
         assert stopped.value.code == 2
