@@ -359,7 +359,7 @@ def block_problem(content):
         if kind == "text" and not isinstance(getattr(block, "text", None), str):
             return f"text block {number} has no text"
         named = all(isinstance(getattr(block, key, None), str) for key in ("id", "name"))
-        if kind == "tool_use" and not (named and hasattr(block, "input")):
+        if kind == "tool_use" and not (named and getattr(block, "input", None) is not None):
             return f"tool_use block {number} lacks its id, name or input"
     return None
 

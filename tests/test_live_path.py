@@ -637,3 +637,105 @@ def test_a_bad_max_calls_exits_2_before_any_call(api, tmp_path):
     assert (done.returncode, done.stdout, api.seen) == (2, "", [])
     assert done.stderr.splitlines()[-1].endswith(
         "argument --max-calls: must be a whole number, 1 or more (not '0')")
+
+
+# ======================================================================
+# Whatever the call raises or the reply holds: one line, and the REPL goes on
+# ======================================================================
+
+def test_an_exception_nobody_expected_from_the_call_is_one_line_and_the_repl_goes_on(
+    chapter, tmp_path, capsys, keyboard
+):
+    client = support.FakeClient(RuntimeError("a bug in a gateway's client"),
+                                support.reply(text("Back.")))
+    session = new_session(chapter, client, tmp_path)
+    keyboard.feed("hello", "again")
+
+    assert chapter.repl(session) == 0
+
+    lines = [line for line in said(capsys) if line not in ("hello", "again", "")]
+    assert lines == ["API error: the call failed with RuntimeError: a bug in a gateway's client",
+                     "Back."]
+    assert session.messages == [user(text("again")), assistant(text("Back."))]
+
+
+UNUSABLE = {  # a block the SDK does not check, as a gateway may send it, after a good one
+    "a block without a type": ({"text": "hi"}, "block 2 has no type"),
+    "a text block without text": ({"type": "text"}, "text block 2 has no text"),
+    "a text block whose text is a number": ({"type": "text", "text": 5},
+                                            "text block 2 has no text"),
+    "a tool_use without its id": ({"type": "tool_use", "name": "bash", "input": {}},
+                                  "tool_use block 2 lacks its id, name or input"),
+    "a tool_use without its input": ({"type": "tool_use", "id": "toolu_1", "name": "bash"},
+                                     "tool_use block 2 lacks its id, name or input"),
+}
+
+
+@pytest.mark.parametrize("kind", list(UNUSABLE))
+def test_a_reply_with_a_block_the_loop_cannot_use_is_one_api_error_line(
+    edge, kind, api, tmp_path, capsys
+):
+    block, problem = UNUSABLE[kind]
+    session = live_session(edge, api, tmp_path)
+    api.answer(message(text("Fine so far."), block, stop_reason="tool_use"))
+
+    assert edge.run_turn(session, "hi") is False
+
+    assert said(capsys) == [f"API error: the reply is not a valid Message: {problem}."]
+    assert session.messages == []
+
+
+# ======================================================================
+# /clear: what each chapter keeps
+# ======================================================================
+
+def test_clear_empties_the_history_and_keeps_the_chapters_settings(every, tmp_path, capsys):
+    chapter = every
+    client = support.FakeClient(support.reply(text("Again.")))
+    session = new_session(chapter, client, tmp_path, max_calls=7)
+    session.messages[:] = [user(text("hi")), assistant(text("Hello."))]
+    kept = {"mode": "accept_edits", "settings": {"permissions": {"allow": ["bash(ls)"]}},
+            "hooks": ["a hook"]}
+    kept = {field: value for field, value in kept.items() if hasattr(session, field)}
+    for field, value in kept.items():
+        setattr(session, field, value)
+    if hasattr(session, "todos"):
+        session.todos = [{"content": "Old", "status": "in_progress"}]
+        session.rounds_since_todo = 2
+
+    chapter.run_command(session, "/clear")
+
+    assert said(capsys) == [CLEARED[chapter.CHAPTER].format(mode="accept_edits")]
+    assert session.messages == []
+    assert {field: getattr(session, field) for field in kept} == kept
+    assert (session.max_calls, session.client, session.workdir) == (7, client, tmp_path)
+    if hasattr(session, "todos"):  # the model's notes on a conversation that is gone
+        assert (session.todos, session.rounds_since_todo) == ([], 0)
+
+
+def test_clear_in_plan_mode_keeps_it_on_and_the_new_conversation_hears_of_it(tmp_path, capsys):
+    s06 = chapter_module("s06_plan_mode")
+    client = support.FakeClient(support.reply(text("Planning.")))
+    session = new_session(s06, client, tmp_path, plan_mode=True,
+                          messages=[user(text("hi")), assistant(text("Hello."))],
+                          notes=[s06.PLAN_MODE_LEFT])
+
+    s06.run_command(session, "/clear")
+    s06.run_turn(session, "plan it")
+
+    assert said(capsys)[0] == CLEARED["s06_plan_mode"].format(mode="default").replace(
+        "(off)", "(on)")
+    assert session.plan_mode is True
+    assert client.calls[0]["messages"] == [user(text("plan it"), text(s06.PLAN_MODE_ENTERED))]
+
+
+def test_clear_offline_says_that_the_script_goes_on_where_it_was(every, tmp_path, capsys):
+    chapter = every
+    session, _ = chapter.make_session(chapter.parse_args(["--offline", "--workdir",
+                                                          str(tmp_path)]))
+    session.client.position = 1
+    chapter.run_command(session, "/clear")
+    assert said(capsys) == [CLEARED[chapter.CHAPTER].format(mode="default")[:-1]
+                            + " The script goes on where it was (/restart plays it from its "
+                            "start).]"]
+    assert (session.messages, session.client.position) == ([], 1)
