@@ -178,12 +178,20 @@ def test_a_live_call_caches_the_system_prompt_and_tools_and_shows_the_usage(
     assert KEY not in trace.read_text()
 
 
-def test_offline_and_in_the_fake_client_tests_nothing_is_cached_and_no_usage_is_shown(every):
+def test_offline_and_in_the_fake_client_tests_nothing_is_cached_and_no_usage_is_shown(
+    every, tmp_path, capsys
+):
     chapter = every
-    session = new_session(chapter, None, "/w")
+    client = support.FakeClient(support.reply(text("Hi.")))
+    session = new_session(chapter, client, tmp_path)
+
+    assert chapter.run_turn(session, "hi") is True
+
     assert session.live is False
-    assert chapter.build_request(session)["system"] == golden(chapter.CHAPTER)["system"].replace(
-        "{workdir}", "/w")
+    assert client.calls == [support.request(chapter, session, [user(text("hi"))])]
+    assert client.calls[0]["system"] == golden(chapter.CHAPTER)["system"].replace(
+        "{workdir}", str(tmp_path))
+    assert said(capsys) == ["Hi."]
 
 
 def test_a_reply_without_usage_says_so_in_its_line(edge, api, tmp_path, capsys):
@@ -443,7 +451,7 @@ def test_a_spend_limit_is_not_retried_and_its_hint_says_waiting_will_not_help(
 def test_a_server_that_never_answers_times_out_each_attempt_and_says_so(
     edge, api, tmp_path, capsys, backoff, monkeypatch
 ):
-    monkeypatch.setattr(edge, "API_TIMEOUT", anthropic.Timeout(0.1, connect=0.1))
+    monkeypatch.setattr(edge, "API_TIMEOUT", anthropic.Timeout(0.05, connect=0.05))
     session = live_session(edge, api, tmp_path)
     api.answer(SILENCE, SILENCE, SILENCE)
 
@@ -451,9 +459,9 @@ def test_a_server_that_never_answers_times_out_each_attempt_and_says_so(
 
     assert (len(api.seen), backoff) == (3, [0.5, 0.5])
     assert said(capsys) == [
-        "  [retrying in 0.5 s (no answer within 0.1 s, attempt 2 of 3)]",
-        "  [retrying in 0.5 s (no answer within 0.1 s, attempt 3 of 3)]",
-        "API error: no answer within 0.1 s: the server is slow or hung. Try again, or check "
+        "  [retrying in 0.5 s (no answer within 0.05 s, attempt 2 of 3)]",
+        "  [retrying in 0.5 s (no answer within 0.05 s, attempt 3 of 3)]",
+        "API error: no answer within 0.05 s: the server is slow or hung. Try again, or check "
         "ANTHROPIC_BASE_URL.",
     ]
     assert session.messages == []
