@@ -7,8 +7,8 @@ and a changing call that arrives anyway is refused, in every mode.
 
              /plan, --plan, or the model's enter_plan_mode
     normal -------------------------------------------------> plan mode
-      ^                                                   read, glob, todo_write,
-      |                                                   read-only bash only
+      ^                                   read, glob, todo_write, read-only bash,
+      |                                   ask_user_question: the user answers it
       |                                                        |
       |                                       exit_plan_mode(plan): the user answers
       |     y: plan saved to .agent/plans/,                    |
@@ -16,8 +16,9 @@ and a changing call that arrives anyway is refused, in every mode.
                                   feedback: stay, the model revises the plan
                                   n / empty / EOF: stay, the turn ends
 
-New: enter_plan_mode and exit_plan_mode, the plan-mode filter on the tool list
-and on the permission check, the reminders, the plan file, --plan and /plan.
+New: enter_plan_mode, ask_user_question and exit_plan_mode, the plan-mode filter
+on the tool list and on the permission check, the reminders, the plan file,
+--plan and /plan.
 
 Run it:  .venv/bin/python s06_plan_mode/code.py --offline
          (a REPL: type the prompt that the banner suggests; q leaves)
@@ -485,7 +486,8 @@ TOOL_HANDLERS.update({"read_file": read_file, "write_file": write_file,
 
 MODES = ("default", "accept_edits", "bypass")
 # they change no file: they run in every mode
-SAFE_TOOLS = {"read_file", "glob", "todo_write", "enter_plan_mode", "exit_plan_mode"}
+SAFE_TOOLS = {"read_file", "glob", "todo_write", "enter_plan_mode", "exit_plan_mode",
+              "ask_user_question"}
 EDIT_TOOLS = {"write_file", "edit_file"}
 RULE_SUBJECT = {"bash": "command", "read_file": "path", "write_file": "path", "edit_file": "path",
                 "glob": "pattern"}
@@ -1096,12 +1098,16 @@ PLAN_MODE_ENTERED = (
     "Work like this:\n"
     "1. Explore: read the code the task touches.\n"
     "2. Design: decide on the change, step by step.\n"
-    "3. Ask: if something is unclear, ask the user and stop.\n"
+    "3. Clarify: if a decision is really the user's, ask with ask_user_question.\n"
     "4. Submit: call exit_plan_mode with the plan as markdown. The user approves it, "
-    "answers with feedback, or rejects it.</reminder>"
+    "answers with feedback, or rejects it.\n"
+    "A planning turn ends with ask_user_question or exit_plan_mode, never with a question "
+    "in text. Whether the plan is good is for exit_plan_mode to ask: only there does the "
+    "user see the plan.</reminder>"
 )
-PLAN_MODE_STILL_ON = ("<reminder>Plan mode is still on: read and plan only, "
-                      "then submit the plan with exit_plan_mode.</reminder>")
+PLAN_MODE_STILL_ON = ("<reminder>Plan mode is still on: read and plan only, ask the user "
+                      "with ask_user_question if a decision is theirs, then submit the plan "
+                      "with exit_plan_mode.</reminder>")
 PLAN_MODE_ENDED = ("<reminder>Plan mode has ended: the user approved the plan. "
                    "You may change files now.</reminder>")
 PLAN_MODE_LEFT = ("<reminder>The user ended plan mode without a plan. "
@@ -1147,7 +1153,10 @@ def enter_plan(session):
     """Turn plan mode on; the full instructions go with the next user turn. Returns the line
     that tells the user."""
     session.plan_mode = True
-    session.notes.append(PLAN_MODE_ENTERED)
+    if PLAN_MODE_LEFT in session.notes:  # /plan off, then on again: the model never heard it left
+        session.notes.remove(PLAN_MODE_LEFT)
+    else:
+        session.notes.append(PLAN_MODE_ENTERED)
     return "[Plan mode is on: the model may read and plan, not change anything.]"
 
 
@@ -1184,14 +1193,15 @@ def exit_plan_mode(session, plan):
         raise ToolError("The user did not approve the plan; their feedback follows. "
                         "Plan mode stays on: revise the plan and submit it again "
                         "with exit_plan_mode.")
-    session.plan_mode = False
-    session.notes.append(PLAN_MODE_ENDED)
     target = plan_file(session)
     try:
         write_atomically(target, plan.rstrip("\n") + "\n")
         saved = f"The plan is saved in {shown(session.workdir, target)}."
     except OSError as error:
         saved = f"The plan could not be saved ({error.strerror}), but it is approved all the same."
+    # Plan mode ends only now: a Ctrl-C while the plan is written leaves it on, unapproved.
+    session.plan_mode = False
+    session.notes.append(PLAN_MODE_ENDED)
     show(f"[Plan approved; plan mode is off. {saved}]")
     return f"The user approved the plan. Plan mode is off: start the work now. {saved}\n\n{plan}"
 
@@ -1240,6 +1250,210 @@ TOOLS += [ENTER_PLAN_TOOL, EXIT_PLAN_TOOL]
 TOOL_HANDLERS.update({"enter_plan_mode": enter_plan_mode,
                       "exit_plan_mode": exit_plan_mode})
 SESSION_TOOLS |= {"enter_plan_mode", "exit_plan_mode"}
+
+
+# ======================================================================
+# ASKING THE USER                                             (new in s06)
+# ======================================================================
+
+QUESTION_LIMIT = 4  # questions in one call
+OPTION_LIMITS = (2, 4)  # options of one question: at least, at most
+HEADER_LIMIT = 12  # characters of a question's header
+QUESTION_FIELDS = ("question", "header", "options", "multiSelect")
+OPTION_FIELDS = ("label", "description")
+
+ASK_TOOL = {
+    "name": "ask_user_question",
+    "description": (
+        "Ask the user 1 to 4 questions, each with 2 to 4 options, and wait for the answers. "
+        "Use it only when you are blocked on a decision that is really the user's: one that "
+        "the request, the code and sensible defaults do not answer. Put the option you "
+        "recommend first, with ' (Recommended)' at the end of its label. The user picks an "
+        "option (several with multiSelect), answers in their own words, or skips the "
+        "question. Never use it to ask whether a plan is acceptable: the user sees the plan "
+        "only in exit_plan_mode, which asks exactly that."
+    ),
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "questions": {
+                "type": "array",
+                "description": f"1 to {QUESTION_LIMIT} questions, asked in this order.",
+                "minItems": 1,
+                "maxItems": QUESTION_LIMIT,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "question": {"type": "string", "description":
+                                     "The whole question, clear on its own, ending with '?'."},
+                        "header": {"type": "string", "description":
+                                   f"A short label for it, at most {HEADER_LIMIT} characters."},
+                        "options": {
+                            "type": "array",
+                            "description": "The choices; the user may also answer in their "
+                                           "own words.",
+                            "minItems": OPTION_LIMITS[0],
+                            "maxItems": OPTION_LIMITS[1],
+                            "items": {
+                                "type": "object",
+                                "properties": {
+                                    "label": {"type": "string", "description":
+                                              "The choice, in a few words."},
+                                    "description": {"type": "string", "description":
+                                                    "What choosing it means."},
+                                },
+                                "required": list(OPTION_FIELDS),
+                            },
+                        },
+                        "multiSelect": {"type": "boolean", "description":
+                                        "true if the user may pick several options."},
+                    },
+                    "required": list(QUESTION_FIELDS),
+                },
+            }
+        },
+        "required": ["questions"],
+    },
+}
+
+# The three replies: every question answered, some, none. Skipping is not a "no".
+ANSWERED_ALL = ("User has answered your questions: {answers}. "
+                "You can now continue with the user's answers in mind.")
+ANSWERED_SOME = ("User has answered some of your questions: {answers}. They skipped "
+                 "{skipped} of the {total}: use your own judgement for those, and do not "
+                 "invent the user's preferences.")
+ANSWERED_NONE = ("The user answered none of the questions: they skipped them. This is not a "
+                 "rejection: go on with the task, using your own judgement for these "
+                 "decisions. Do not invent the user's preferences; say which choices you "
+                 "made yourself.")
+
+
+def validate_questions(questions):
+    """The questions, checked, or ToolError naming the question and the rule. Asks nothing."""
+    if not isinstance(questions, list):
+        raise ToolError(f"questions must be a list of 1 to {QUESTION_LIMIT} questions.")
+    if not 1 <= len(questions) <= QUESTION_LIMIT:
+        raise ToolError(f"Ask 1 to {QUESTION_LIMIT} questions at a time; "
+                        f"this call has {len(questions)}.")
+    for number, item in enumerate(questions, 1):
+        check_fields(item, f"Question {number}", QUESTION_FIELDS)
+        for key in ("question", "header"):
+            if not isinstance(item[key], str) or not item[key].strip():
+                raise ToolError(f"Question {number} needs a non-empty {key}.")
+        if len(item["header"]) > HEADER_LIMIT:
+            raise ToolError(f"The header of question {number} has {len(item['header'])} "
+                            f"characters; a header has at most {HEADER_LIMIT}.")
+        if not isinstance(item["multiSelect"], bool):
+            raise ToolError(f"multiSelect of question {number} must be true or false.")
+        options = item["options"]
+        low, high = OPTION_LIMITS
+        if not isinstance(options, list) or not low <= len(options) <= high:
+            count = f"it has {len(options)}" if isinstance(options, list) else "not a list"
+            raise ToolError(f"Question {number} needs a list of {low} to {high} options; {count}.")
+        for place, option in enumerate(options, 1):
+            check_fields(option, f"Option {place} of question {number}", OPTION_FIELDS)
+            for key in OPTION_FIELDS:
+                if not isinstance(option[key], str) or not option[key].strip():
+                    raise ToolError(f"Option {place} of question {number} needs a non-empty {key}.")
+        labels = [option["label"] for option in options]
+        if len(set(labels)) < len(labels):
+            raise ToolError(f"Two options of question {number} have the same label.")
+    texts = [item["question"] for item in questions]
+    if len(set(texts)) < len(texts):
+        raise ToolError("Two questions are the same: ask each question once.")
+    return questions
+
+
+def check_fields(value, what, fields):
+    """An object with exactly these fields, or ToolError."""
+    if not isinstance(value, dict):
+        raise ToolError(f"{what} must be an object with the fields {', '.join(fields)}.")
+    for key in value:
+        if key not in fields:
+            raise ToolError(f"{what} has an unknown field {key!r}; "
+                            f"the fields are {', '.join(fields)}.")
+    for key in fields:
+        if key not in value:
+            raise ToolError(f"{what} needs the field {key!r}.")
+
+
+def ask_user_question(session, questions):
+    """The tool: the harness asks each question and collects what the user answers.
+    EOF or Ctrl-C skips the questions left; the turn goes on."""
+    questions = validate_questions(questions)
+    answers = {}
+    try:
+        for number, item in enumerate(questions, 1):
+            show_question(item, number, len(questions))
+            answer = read_choice(item)
+            if answer is not None:
+                answers[item["question"]] = answer
+    except (EOFError, KeyboardInterrupt):
+        show("[No more answers: the questions left are skipped.]", 4)
+    return answers_text(questions, answers)
+
+
+def show_question(item, number, total):
+    of = f" ({number} of {total})" if total > 1 else ""
+    show(f"? [{item['header']}] {item['question']}{of}", 2)
+    for place, option in enumerate(item["options"], 1):
+        show(f"{place}. {option['label']}: {option['description']}", 6)
+
+
+def read_choice(item):
+    """The user's answer to one question: the labels chosen, their own words, or None when
+    they skip it. EOFError at the end of input; Ctrl-C goes on up."""
+    count = len(item["options"])
+    if item["multiSelect"]:
+        prompt = f"    numbers (e.g. 1,{count}), your own answer, or empty to skip: "
+    else:
+        prompt = f"    a number (1-{count}), your own answer, or empty to skip: "
+    for _ in range(ASK_LIMIT):
+        line = read_line(prompt)
+        if line is None:
+            raise EOFError
+        answer, problem = parse_choice(item, line.strip())
+        if not problem:
+            return answer
+        show(problem, 4)
+    show("[No answer that fits: this question is skipped.]", 4)
+    return None
+
+
+def parse_choice(item, line):
+    """(answer, problem): "2" is option 2, "1,3" options 1 and 3 (multiSelect only), other
+    text the user's own answer, an empty line None."""
+    if not line:
+        return None, None
+    if not re.fullmatch(r"\d+([\s,]+\d+)*", line):
+        return line, None
+    numbers = sorted({int(number) for number in re.split(r"[\s,]+", line)})
+    count = len(item["options"])
+    if not all(1 <= number <= count for number in numbers):
+        return None, f"The options are numbered 1 to {count}."
+    if len(numbers) > 1 and not item["multiSelect"]:
+        return None, "This question takes one answer: type one number."
+    return ", ".join(item["options"][number - 1]["label"] for number in numbers), None
+
+
+def answers_text(questions, answers):
+    """The reply the model gets: each answered question with its answer, as JSON strings."""
+    if not answers:
+        return ANSWERED_NONE
+    pairs = ", ".join(f"{json.dumps(question, ensure_ascii=False)}="
+                      f"{json.dumps(answer, ensure_ascii=False)}"
+                      for question, answer in answers.items())
+    if len(answers) == len(questions):
+        return ANSWERED_ALL.format(answers=pairs)
+    return ANSWERED_SOME.format(answers=pairs, skipped=len(questions) - len(answers),
+                                total=len(questions))
+
+
+# ask_user_question joins the tools. Like exit_plan_mode it asks the user in every
+# permission mode (the permission check lets it run; the asking is the tool itself).
+TOOLS.append(ASK_TOOL)
+TOOL_HANDLERS["ask_user_question"] = ask_user_question
+SESSION_TOOLS.add("ask_user_question")
 
 
 # ======================================================================

@@ -451,8 +451,10 @@ class SafetyNet:
 STOP_REASONS = ["end_turn", "tool_use", "max_tokens", "stop_sequence", "pause_turn", "refusal",
                 "model_context_window_exceeded"]
 API_ERROR_KINDS = [400, 401, 429, 500, 529, "connection", "timeout"]
-ANSWERS = ["y", "n", "a", "", "some feedback", EOFError]  # what a user may type at a question
-LATER_TOOLS = ["todo_write", "enter_plan_mode", "exit_plan_mode"]  # names from later chapters
+# What a user may type at a question: a permission, a plan, an ask_user_question (s06: an
+# option's number, several, one out of range, or their own words).
+ANSWERS = ["y", "n", "a", "", "some feedback", "1", "2,1", "7", EOFError]
+LATER_TOOLS = ["todo_write", "enter_plan_mode", "exit_plan_mode", "ask_user_question"]
 UNKNOWN_TOOLS = [
     "",
     "Bash",
@@ -604,7 +606,12 @@ def value_for(field, spec):
     if kind == "boolean":
         return st.booleans()
     if kind == "array":
-        return st.lists(value_for(None, spec.get("items", {})), max_size=3)
+        items = value_for(None, spec.get("items", {}))
+        if "minItems" in spec or "maxItems" in spec:  # mostly inside the limits, sometimes not
+            low, high = spec.get("minItems", 0), spec.get("maxItems", 3)
+            return weighted((3, st.lists(items, min_size=low, max_size=high)),
+                            (1, st.lists(items, min_size=max(low - 1, 0), max_size=high + 1)))
+        return st.lists(items, max_size=3)
     if kind == "object" and "properties" in spec:
         return object_for(spec)
     return json_values
@@ -653,10 +660,27 @@ def tool_input(schema):
     return one_input()
 
 
+def ask_inputs(schema):
+    """Inputs for ask_user_question (s06): half of them questions that pass its checks, so that
+    the user is really asked (and answers at random), half drawn from the schema, often not."""
+    option = st.fixed_dictionaries({"label": some_text, "description": some_text})
+    question = st.fixed_dictionaries({
+        "question": some_text,
+        "header": some_text,  # at most 12 characters, as any_text is
+        "options": st.lists(option, min_size=2, max_size=4, unique_by=lambda o: o["label"]),
+        "multiSelect": st.booleans(),
+    })
+    asked = st.lists(question, min_size=1, max_size=4, unique_by=lambda q: q["question"])
+    return weighted((1, st.fixed_dictionaries({"questions": asked})), (1, tool_input(schema)))
+
+
 def tool_use_blocks(tools):
     """tool_use blocks (without ids): mostly a known tool, sometimes a later chapter's tool or
     nonsense."""
     inputs = {tool["name"]: tool_input(tool["input_schema"]) for tool in tools}
+    if "ask_user_question" in inputs:
+        schema = next(tool for tool in tools if tool["name"] == "ask_user_question")
+        inputs["ask_user_question"] = ask_inputs(schema["input_schema"])
     names = sorted(inputs)
     odd_names = st.sampled_from(LATER_TOOLS + UNKNOWN_TOOLS)
     random_object = st.dictionaries(st.text(max_size=6), json_values, max_size=2)

@@ -42,5 +42,5 @@ def test_each_chapter_sends_the_tools_of_the_one_before_and_its_own():
         "s04_hooks": ["bash", "read_file", "write_file", "edit_file", "glob"],
         "s05_todo_write": ["bash", "read_file", "write_file", "edit_file", "glob", "todo_write"],
         "s06_plan_mode": ["bash", "read_file", "write_file", "edit_file", "glob", "todo_write",
-                          "enter_plan_mode", "exit_plan_mode"],
+                          "enter_plan_mode", "exit_plan_mode", "ask_user_question"],
     }

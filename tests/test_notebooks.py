@@ -47,15 +47,21 @@ IDEA_SHOWS = {
         r"The reminder is block 1 of messages\[14\], a user turn of 2 blocks \(the last one\)",
     ],
     "s06_plan_mode": [
+        re.escape('"content": "User has answered your questions: '
+                  '\\"Should README.md show the new option too?\\"=\\"No\\".'),
         r"plan file: \S+/\.agent/plans/plan-\d{8}-\d{6}-[0-9a-f]{6}\.md",
         r"## Plan: a --shout option for greet\.py",
     ],
 }
 
-# The chapter's questions, and the scripted answer printed after each.
+# The chapter's questions, and the scripted answer printed after each, in order.
 QUESTIONS = {
-    "s03_permissions": "[n] no: [scripted] y\n",
-    "s06_plan_mode": "or type feedback: [scripted] y\n",
+    "s03_permissions": ["[n] no: [scripted] y\n"],
+    "s06_plan_mode": [  # the model's question (ask_user_question), then the plan approval
+        "      2. No: Change greet.py only; README.md stays as it is.\n"
+        "    a number (1-2), your own answer, or empty to skip: [scripted] 2\n",
+        "or type feedback: [scripted] y\n",
+    ],
 }
 
 
@@ -287,7 +293,8 @@ def test_notebook_shows_the_idea_at_work(name, executed):
 def test_questions_get_the_scripted_answers(name, executed):
     printed = all_output(ran(executed, name))
     if name in QUESTIONS:
-        assert QUESTIONS[name] in printed
+        places = [printed.find(question) for question in QUESTIONS[name]]
+        assert -1 not in places and places == sorted(places)
     else:
         assert "[scripted]" not in printed and "[no answer left" not in printed
 

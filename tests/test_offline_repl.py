@@ -299,8 +299,11 @@ def test_the_scenarios_without_the_hard_deny_list_change_nothing_outside_their_w
         for name in PRESENT:
             script = scenario(name)
             runs = [script.get("answers", [])]
-            if name in ("s03_permissions", "s06_plan_mode"):
+            if name == "s03_permissions":
                 runs += [["n"], ["a"], ["Also document it in README.md", "y"]]
+            if name == "s06_plan_mode":  # each kind of answer to its question, then to the plan
+                runs += [["1", "y"], ["2", "Also document it in README.md", "y"],
+                         ["in my own words", "y"], ["", "n"]]
             copy = tmp_path / "chapters" / name
             for number, answers in enumerate(runs):
                 stdin = "".join(f"{line}\n" for line in [script["prompt"], *answers, "q"])

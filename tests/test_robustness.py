@@ -38,7 +38,7 @@ import anthropic
 import anthropic._base_client
 import httpx2
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, Phase, assume, find, given, settings
 from hypothesis import strategies as st
 
 from course import read_scenario
@@ -52,6 +52,7 @@ from robustness_support import (
     SafetyNet,
     Sandbox,
     answering,
+    ask_inputs,
     error_body,
     has_plan_mode,
     hook_returning,
@@ -62,6 +63,8 @@ from robustness_support import (
     run_one_tool,
     tool_names_by_id,
     tool_results,
+    tool_use_blocks,
+    tree,
 )
 from support import (
     PRESENT,
@@ -163,6 +166,72 @@ def test_random_conversations_keep_every_promise(name, data):
         assert watch.broken == []  # 4. plan mode changed nothing but .agent/plans/
 
 
+ASKING_CHAPTERS = [name for name in PRESENT if hasattr(shared_chapter(name), "ASK_TOOL")]
+
+
+@pytest.mark.parametrize("name", ASKING_CHAPTERS)
+def test_random_conversations_include_questions_the_user_is_asked(name):
+    """The model of the random conversations sends ask_user_question calls that pass its
+    checks, so the user is really asked (and answers at random): not only ones refused."""
+    chapter = shared_chapter(name)
+    schema = chapter.ASK_TOOL["input_schema"]
+
+    def is_asked(block):
+        if block["name"] != "ask_user_question":
+            return False
+        if chapter.input_problem("ask_user_question", schema, block["input"]):
+            return False
+        try:
+            chapter.validate_questions(block["input"]["questions"])
+        except chapter.ToolError:
+            return False
+        return True
+
+    # The blocks the model of the random conversations sends: the first that asks, unshrunk.
+    found = find(tool_use_blocks(chapter.TOOLS), is_asked, settings=settings(
+        database=None, derandomize=True, max_examples=2000, phases=[Phase.generate]))
+    assert is_asked(found)
+
+
+
+@pytest.mark.parametrize("name", ASKING_CHAPTERS)
+@PROFILE
+@given(data=st.data())
+def test_random_questions_and_answers_never_cancel_the_turn_and_change_nothing(name, data):
+    """ask_user_question on its own, at random: good and broken questions, one or two calls in
+    a turn, any permission mode, in plan mode or not, answered with numbers, words, empty
+    lines, EOF and Ctrl-C. The turn always goes on to the next model call, a result is an error
+    exactly when the input is broken, every request is valid, and no file changes."""
+    chapter = shared_chapter(name)
+    schema = chapter.ASK_TOOL["input_schema"]
+    calls = data.draw(st.lists(ask_inputs(schema), min_size=1, max_size=2), label="questions")
+    blocks = [tool_use(f"toolu_{n}", "ask_user_question", value) for n, value in enumerate(calls)]
+    client = EndlessClient(reply(*blocks))
+    with Sandbox() as box, PlanModeWatch(chapter) as watch:
+        session = new_session(chapter, client, box.work,
+                              mode=data.draw(st.sampled_from(chapter.MODES), label="mode"),
+                              plan_mode=data.draw(st.booleans(), label="plan mode"))
+        before = tree(box.work)
+        with (patch("builtins.input", answering(data, ANSWERS + [KeyboardInterrupt])),
+              redirect_stdout(io.StringIO())):
+            finished = chapter.run_turn(session, "ask me")
+        after = tree(box.work)
+
+    def broken(value):
+        if chapter.input_problem("ask_user_question", schema, value):
+            return True
+        try:
+            chapter.validate_questions(value["questions"])
+        except chapter.ToolError:
+            return True
+        return False
+
+    results = tool_results(session.messages)
+    assert (finished, len(client.calls)) == (True, 2)
+    assert [result.get("is_error", False) for result in results] == [broken(v) for v in calls]
+    assert no_problems(client.calls) == [[], []]
+    assert (after, watch.broken) == (before, [])
+
 # ======================================================================
 # 2. ATTACKS: THE WORKSPACE GUARD, PLAN MODE
 # ======================================================================
@@ -244,8 +313,10 @@ def test_the_workspace_guard_holds(name, what, path, expected):
     with Sandbox() as box:
         path = path.format(parent=box.parent, work=box.work)
         before = box.outside()
-        results = {tool: run_one_tool(chapter, box.work, tool, tool_input)
-                   for tool, tool_input in file_tool_inputs(path).items()}
+        results = {
+            tool: run_one_tool(chapter, box.work, tool, tool_input)
+            for tool, tool_input in file_tool_inputs(path).items()
+        }
         after = box.outside()
 
         if expected == REFUSED:
@@ -287,8 +358,14 @@ def test_plan_mode_refuses_every_change(name, tool, tool_input):
             f"{t['name']}(*)" for t in chapter.TOOLS if t["name"] in chapter.RULE_SUBJECT
         ]
         client = EndlessClient(reply(tool_use("toolu_1", tool, tool_input)))
-        session = new_session(chapter, client, box.work, mode="bypass", plan_mode=True,
-                              settings={"permissions": {"allow": everything}})
+        session = new_session(
+            chapter,
+            client,
+            box.work,
+            mode="bypass",
+            plan_mode=True,
+            settings={"permissions": {"allow": everything}},
+        )
         chapter.add_hook(session, "PreToolUse", hook_returning({"decision": "allow"}))
         with patch("builtins.input", lambda prompt="": "y"), redirect_stdout(io.StringIO()):
             chapter.run_turn(session, "change it")
@@ -315,11 +392,14 @@ def test_an_approved_plan_writes_only_the_plan_file(name):
 # 3. CTRL-C
 # ======================================================================
 
+
 @pytest.mark.parametrize("name", PRESENT)
 def test_ctrl_c_in_a_tool_answers_every_call_and_the_next_prompt_works(name, tmp_path):
     chapter = load_chapter(name)
-    calls = [tool_use(f"toolu_{n}", "bash", {"command": f"echo {word}"})
-             for n, word in enumerate(["one", "two", "three"], 1)]
+    calls = [
+        tool_use(f"toolu_{n}", "bash", {"command": f"echo {word}"})
+        for n, word in enumerate(["one", "two", "three"], 1)
+    ]
     client = EndlessClient(reply(text("Three commands."), *calls), reply(text("Going on.")))
     session = new_session(chapter, client, tmp_path)
     real_run_bash = chapter.run_bash
@@ -340,7 +420,10 @@ def test_ctrl_c_in_a_tool_answers_every_call_and_the_next_prompt_works(name, tmp
     assert interrupted[:2] == [user(text("run them")), assistant(text("Three commands."), *calls)]
     results = interrupted[2]["content"]
     assert [(r["tool_use_id"], r.get("is_error", False)) for r in results] == [
-        ("toolu_1", False), ("toolu_2", True), ("toolu_3", True)]
+        ("toolu_1", False),
+        ("toolu_2", True),
+        ("toolu_3", True),
+    ]
     assert client.calls[-1]["messages"] == interrupted[:2] + [user(*results, text("go on"))]
     assert no_problems(client.calls) == [[], []]
 
@@ -362,8 +445,12 @@ def test_ctrl_c_while_a_command_runs_stops_it(name, tmp_path):
     client = EndlessClient(reply(tool_use("toolu_1", "bash", {"command": "sleep 20"})))
     session = new_session(chapter, client, tmp_path)
     try:
-        with ctrl_c_delivered(), patch.object(subprocess, "Popen", CtrlCSoonAfterStart), \
-                patch("builtins.input", lambda prompt="": "y"), redirect_stdout(io.StringIO()):
+        with (
+            ctrl_c_delivered(),
+            patch.object(subprocess, "Popen", CtrlCSoonAfterStart),
+            patch("builtins.input", lambda prompt="": "y"),
+            redirect_stdout(io.StringIO()),
+        ):
             assert chapter.run_turn(session, "wait") is False
     except KeyboardInterrupt:
         pytest.fail("Ctrl-C escaped run_turn")
@@ -423,6 +510,7 @@ def test_ctrl_c_anywhere_in_a_tool_or_at_a_question_leaves_a_valid_history(name,
             if data.draw(st.sampled_from([False, False, False, True]), label="Ctrl-C in the tool"):
                 raise KeyboardInterrupt
             return tool(*args, **options)
+
         return interrupted
 
     handlers = getattr(chapter, "TOOL_HANDLERS", {})
@@ -446,9 +534,17 @@ def test_ctrl_c_anywhere_in_a_tool_or_at_a_question_leaves_a_valid_history(name,
 # 4. API ERRORS THROUGH THE REAL SDK
 # ======================================================================
 
-OK_MESSAGE = {"id": "msg_ok", "type": "message", "role": "assistant", "model": "test-model",
-              "content": [{"type": "text", "text": "Hi."}], "stop_reason": "end_turn",
-              "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}
+OK_MESSAGE = {
+    "id": "msg_ok",
+    "type": "message",
+    "role": "assistant",
+    "model": "test-model",
+    "content": [{"type": "text", "text": "Hi."}],
+    "stop_reason": "end_turn",
+    "stop_sequence": None,
+    "usage": {"input_tokens": 1, "output_tokens": 1},
+}
+
 
 def refuse_connection(request):
     raise httpx2.ConnectError("connection refused", request=request)
@@ -502,8 +598,9 @@ def drive_repl(
 
     monkeypatch.setattr("builtins.input", fake_input)
     with httpx2.Client(transport=httpx2.MockTransport(server)) as http:
-        client = anthropic.Anthropic(api_key="test-key", base_url="http://127.0.0.1:9",
-                                     max_retries=retries, http_client=http)
+        client = anthropic.Anthropic(
+            api_key="test-key", base_url="http://127.0.0.1:9", max_retries=retries, http_client=http
+        )
         session = new_session(chapter, client, tmp_path)
         code = chapter.repl(session)
     return code, bodies, screens, session
@@ -515,8 +612,9 @@ def drive_repl(
 def test_an_api_error_is_one_line_and_the_repl_goes_on(
     name, failure, retries, tmp_path, monkeypatch, capsys
 ):
-    code, bodies, screens, session = drive_repl(shared_chapter(name), tmp_path, monkeypatch, capsys,
-                                                retries, FAILURES[failure])
+    code, bodies, screens, session = drive_repl(
+        shared_chapter(name), tmp_path, monkeypatch, capsys, retries, FAILURES[failure]
+    )
 
     assert code == 0
     tries = retries + 1 if failure in RETRIED else 1
@@ -559,9 +657,19 @@ def run_with_a_key(name, folder, script, prompt):
     text)."""
     shutil.copytree(ROOT / name / "workspace", folder / "work")
     trace = folder / "trace.jsonl"
-    process = run_chapter(name, "--offline", "--script", str(script), "--trace", str(trace),
-                          "--workdir", str(folder / "work"), prompt,
-                          stdin="y\n" * 20, env=clean_env(ANTHROPIC_API_KEY=KEY))
+    process = run_chapter(
+        name,
+        "--offline",
+        "--script",
+        str(script),
+        "--trace",
+        str(trace),
+        "--workdir",
+        str(folder / "work"),
+        prompt,
+        stdin="y\n" * 20,
+        env=clean_env(ANTHROPIC_API_KEY=KEY),
+    )
     return process, read_trace(trace), trace.read_text()
 
 
@@ -622,10 +730,16 @@ def test_edit_file_replaces_exactly_the_text_asked_for(name, before, middle, aft
     )  # edit_file is for a unique old_string that changes
     with tempfile.TemporaryDirectory() as workdir:
         (Path(workdir) / "file.txt").write_bytes(original.encode())
-        result = run_one_tool(chapter, workdir, "edit_file",
-                              {"path": "file.txt", "old_string": middle, "new_string": new})
+        result = run_one_tool(
+            chapter,
+            workdir,
+            "edit_file",
+            {"path": "file.txt", "old_string": middle, "new_string": new},
+        )
         assert (result.get("is_error", False), (Path(workdir) / "file.txt").read_bytes()) == (
-            False, (before + new + after).encode())
+            False,
+            (before + new + after).encode(),
+        )
 
 
 @pytest.mark.parametrize("name", FILE_CHAPTERS)
@@ -646,8 +760,12 @@ def test_write_file_writes_exactly_the_content(name, content):
 @pytest.mark.parametrize("name", FILE_CHAPTERS)
 def test_edit_file_keeps_the_line_endings(name, tmp_path):
     (tmp_path / "dos.txt").write_bytes(b"one\r\ntwo\r\nthree\r\n")
-    run_one_tool(load_chapter(name), tmp_path, "edit_file",
-                 {"path": "dos.txt", "old_string": "two\r\nthree", "new_string": "2\r\n3"})
+    run_one_tool(
+        load_chapter(name),
+        tmp_path,
+        "edit_file",
+        {"path": "dos.txt", "old_string": "two\r\nthree", "new_string": "2\r\n3"},
+    )
     assert (tmp_path / "dos.txt").read_bytes() == b"one\r\n2\r\n3\r\n"
 
 
@@ -681,8 +799,10 @@ def test_always_never_saves_a_rule_that_breaks_the_settings(name, path, tmp_path
     tests; fixed in s03 before they were done: remember_rule checks the rule first.)"""
     chapter = load_chapter(name)
     (tmp_path / "notes.txt").write_text("hello\n")
-    client = EndlessClient(reply(tool_use("toolu_1", "write_file", {"path": path, "content": "x"})),
-                           reply(tool_use("toolu_2", "read_file", {"path": "notes.txt"})))
+    client = EndlessClient(
+        reply(tool_use("toolu_1", "write_file", {"path": path, "content": "x"})),
+        reply(tool_use("toolu_2", "read_file", {"path": "notes.txt"})),
+    )
     session = new_session(chapter, client, tmp_path)
     with patch("builtins.input", lambda prompt="": "a"), redirect_stdout(io.StringIO()):
         chapter.run_turn(session, "write it")
@@ -698,6 +818,7 @@ def test_always_never_saves_a_rule_that_breaks_the_settings(name, path, tmp_path
 # Each test says what should happen. They were xfail(strict=True) while the bug was
 # there; the chapters have been fixed since, so they guard against its return. The
 # comment names the chapter the code was born in; later chapters carried it over.
+
 
 # Bug found by these tests (born in s01, since fixed): an empty or blank text block in a reply is
 # copied into the history, and the API refuses the next request (text content blocks must be
@@ -758,8 +879,9 @@ def test_an_api_error_is_one_line_even_when_the_message_has_several(
 
 NOT_A_MESSAGE = {
     "JSON of another API": lambda request: httpx2.Response(200, json={"choices": []}),
-    "an HTML page": lambda request: httpx2.Response(200, text="<html>Sign in</html>",
-                                                    headers={"content-type": "text/html"}),
+    "an HTML page": lambda request: httpx2.Response(
+        200, text="<html>Sign in</html>", headers={"content-type": "text/html"}
+    ),
 }
 
 
@@ -815,11 +937,15 @@ def test_write_file_on_the_workdir_makes_nothing_outside_it_even_for_a_moment(na
 # Bug found by these tests (born in s02, since fixed): some odd inputs crash inside the tool (glob
 # '.' IndexError, glob './' AttributeError, write_file with a name over 255 bytes OSError from
 # exists()) and reach the model as 'The tool failed: ...' instead of a clear refusal
-@pytest.mark.parametrize("tool, tool_input", [
-    ("glob", {"pattern": "."}),
-    ("glob", {"pattern": "./"}),
-    ("write_file", {"path": "a" * 300, "content": "x"}),
-], ids=["glob dot", "glob dot slash", "write_file long name"])
+@pytest.mark.parametrize(
+    "tool, tool_input",
+    [
+        ("glob", {"pattern": "."}),
+        ("glob", {"pattern": "./"}),
+        ("write_file", {"path": "a" * 300, "content": "x"}),
+    ],
+    ids=["glob dot", "glob dot slash", "write_file long name"],
+)
 @pytest.mark.parametrize("name", FILE_CHAPTERS)
 def test_odd_input_gets_a_clear_refusal_not_a_crash(name, tool, tool_input, tmp_path):
     result = run_one_tool(load_chapter(name), tmp_path, tool, tool_input)

@@ -37,8 +37,9 @@ ALL_TOOLS = [
     "todo_write",
     "enter_plan_mode",
     "exit_plan_mode",
+    "ask_user_question",
 ]
-PLAN_TOOLS = ["bash", "read_file", "glob", "todo_write", "exit_plan_mode"]
+PLAN_TOOLS = ["bash", "read_file", "glob", "todo_write", "exit_plan_mode", "ask_user_question"]
 
 ENTERED = (
     "<reminder>Plan mode is on. Do not change anything yet: no write_file, no edit_file, "
@@ -46,13 +47,16 @@ ENTERED = (
     "Work like this:\n"
     "1. Explore: read the code the task touches.\n"
     "2. Design: decide on the change, step by step.\n"
-    "3. Ask: if something is unclear, ask the user and stop.\n"
+    "3. Clarify: if a decision is really the user's, ask with ask_user_question.\n"
     "4. Submit: call exit_plan_mode with the plan as markdown. The user approves it, "
-    "answers with feedback, or rejects it.</reminder>"
+    "answers with feedback, or rejects it.\n"
+    "A planning turn ends with ask_user_question or exit_plan_mode, never with a question in "
+    "text. Whether the plan is good is for exit_plan_mode to ask: only there does the user see "
+    "the plan.</reminder>"
 )
 STILL_ON = (
-    "<reminder>Plan mode is still on: read and plan only, then submit the plan with exit_plan_mode."
-    "</reminder>"
+    "<reminder>Plan mode is still on: read and plan only, ask the user with ask_user_question "
+    "if a decision is theirs, then submit the plan with exit_plan_mode.</reminder>"
 )
 ENDED = (
     "<reminder>Plan mode has ended: the user approved the plan. You may change files now."
@@ -816,8 +820,46 @@ def test_approval_with_a_relative_workdir(s06, workdir, keyboard, monkeypatch):
 # ---- done when: the scenario, offline, with the user's answers on stdin ----------------------
 
 SCENARIO = json.loads((ROOT / "s06_plan_mode" / "scenario.json").read_text())
-FIRST_PLAN = SCENARIO["turns"][3]["content"][1]["input"]["plan"]
-REVISED_PLAN = SCENARIO["turns"][4]["content"][1]["input"]["plan"]
+
+
+def scripted(when):
+    """The turn of the script taken when the newest user turn holds `when`."""
+    return next(turn for turn in SCENARIO["turns"] if turn.get("when") == when)
+
+
+def as_played(turn, *ids):
+    """A script turn as the history holds it: its tool_use blocks get these ids."""
+    numbers = iter(ids)
+    return assistant(*[
+        {**block, "id": next(numbers)} if block["type"] == "tool_use" else block
+        for block in turn["content"]
+    ])
+
+
+ASKED = SCENARIO["turns"][3]  # the turn that asks the question
+FIRST_PLAN = scripted('="No"')["content"][1]["input"]["plan"]  # greet.py only
+REVISED_PLAN = scripted("did not approve")["content"][1]["input"]["plan"]  # and README.md
+QUESTION = "Should README.md show the new option too?"
+SHOWN_QUESTION = [
+    "  > ask_user_question: [1 items]",
+    f"  ? [README] {QUESTION}",
+    "      1. Yes (Recommended): Add a --shout example to README.md, beside the one it has.",
+    "      2. No: Change greet.py only; README.md stays as it is.",
+]
+CHOOSE_ONE = "    a number (1-2), your own answer, or empty to skip: "
+SKIPPED_THE_REST = "    [No more answers: the questions left are skipped.]"
+
+
+def answered(answer):
+    return (f'User has answered your questions: "{QUESTION}"="{answer}". '
+            "You can now continue with the user's answers in mind.")
+
+
+ANSWERED_NONE = (
+    "The user answered none of the questions: they skipped them. This is not a rejection: go "
+    "on with the task, using your own judgement for these decisions. Do not invent the user's "
+    "preferences; say which choices you made yourself."
+)
 GREET_AFTER = '''import sys
 
 
@@ -831,15 +873,28 @@ if __name__ == "__main__":
     message = greet(names[0] if names else "world")
     print(message.upper() if shout else message)
 '''
+README_AFTER = """# greet
+
+    python3 greet.py Ada            # Hello, Ada.
+    python3 greet.py --shout Ada    # HELLO, ADA.
+"""
+
+# What the user types in each offline run: an answer to the question, then to the plan.
+OFFLINE_ANSWERS = {
+    "option 1": "1\ny\n",  # README.md too, approved
+    "option 2, feedback": "2\nalso document it\ny\n",
+    "own words": "keep it short\ny\n",
+    "skipped": "\ny\n",
+    "rejected": "1\nn\n",
+}
 
 
 @pytest.fixture(scope="module")
 def offline_runs(tmp_path_factory):
-    """The scenario three times at once, answered y, n, and feedback then y."""
-    answers = {"yes": "y\n", "no": "n\n", "feedback": "also document it\ny\n"}
+    """The scenario once for each kind of answer, all at once, each with a trace."""
     runs = {}
-    for name in answers:
-        base = tmp_path_factory.mktemp(f"s06-{name}")
+    for number, name in enumerate(OFFLINE_ANSWERS):
+        base = tmp_path_factory.mktemp(f"s06-run{number}")
         shutil.copytree(ROOT / "s06_plan_mode" / "workspace", base / "work")
         runs[name] = SimpleNamespace(
             work=base / "work", trace=base / "trace.jsonl", before=files(base / "work")
@@ -854,16 +909,24 @@ def offline_runs(tmp_path_factory):
             "--trace",
             str(runs[name].trace),
             SCENARIO["prompt"],
-            stdin=answers[name],
+            stdin=OFFLINE_ANSWERS[name],
         )
 
-    with ThreadPoolExecutor(len(answers)) as pool:
-        done = dict(zip(answers, pool.map(run, answers), strict=True))
+    with ThreadPoolExecutor(len(runs)) as pool:
+        done = dict(zip(runs, pool.map(run, runs), strict=True))
     for name, run in runs.items():
         run.done = done[name]
         run.calls = read_trace(run.trace)
         run.session = re.search(r"^session: (\S+)$", run.done.stdout, re.M)[1]
+        run.plan_name = f".agent/plans/plan-{run.session}.md"
     return runs
+
+
+def test_the_scenario_answers_the_question_then_approves():
+    # Option 2: not the one the model recommends, so the run shows whose decision it is.
+    # (tests/test_chapters.py plays these answers: the run ends with the script's last turn.)
+    assert SCENARIO["answers"] == ["2", "y"]
+    assert scripted("(3/3 completed)") == SCENARIO["turns"][-1]
 
 
 def user_blocks(messages):
@@ -890,98 +953,168 @@ def tool_calls(calls):
     ]
 
 
+def model_texts(calls):
+    return [
+        block["text"]
+        for call in calls
+        for block in call["response"]["content"]
+        if block["type"] == "text"
+    ]
+
+
+def shown_question(out):
+    """The lines from the question's tool call to the answer the model got."""
+    at = out.index(SHOWN_QUESTION[0])
+    return out[at : at + 6]
+
+
 GREET_READ = "\n".join(
     f"{n:>6}\t{line}"
     for n, line in enumerate(
         (ROOT / "s06_plan_mode" / "workspace" / "greet.py").read_text().splitlines(), 1
     )
 )
+PLANNING = [  # the user blocks up to the question: the same in every run
+    ("toolu_01", ENTER_RESULT, False),
+    ("text", ENTERED, False),
+    ("toolu_02", GREET_READ, False),
+    (
+        "toolu_03",
+        "[>] Planning the change\n[ ] Handle --shout in greet.py\n[ ] Check the output\n"
+        "(0/3 completed)",
+        False,
+    ),
+    ("toolu_04", denied("write_file"), True),
+]
+BEFORE_THE_PLAN = ["enter_plan_mode", "read_file", "todo_write", "write_file", "ask_user_question"]
+WORK_WITH_README = [
+    "todo_write", "edit_file", "todo_write", "bash", "todo_write", "edit_file", "todo_write",
+]
+WORK = ["todo_write", "edit_file", "todo_write", "bash", "todo_write"]
+DONE = (
+    "Done: `python3 greet.py --shout Ada` prints HELLO, ADA. The approved plan is in "
+    ".agent/plans/."
+)
+DONE_WITH_README = (
+    "Done: `python3 greet.py --shout Ada` prints HELLO, ADA., and README.md shows the new "
+    "option. The approved plan is in .agent/plans/."
+)
 
 
 @pytest.mark.slow
-def test_offline_approved_plan_is_saved_then_carried_out(offline_runs):
-    run = offline_runs["yes"]
+def test_offline_the_model_asks_plans_with_the_answer_and_carries_the_plan_out(offline_runs):
+    run = offline_runs["option 1"]
     assert (run.done.returncode, run.done.stderr) == (0, "")
-    plan_name = f".agent/plans/plan-{run.session}.md"
+    out = run.done.stdout.splitlines()
+    assert shown_question(out) == SHOWN_QUESTION + [
+        CHOOSE_ONE + "1",
+        "    " + answered("Yes (Recommended)"),
+    ]
     assert files(run.work) == {
         **run.before,
-        plan_name: FIRST_PLAN + "\n",
+        run.plan_name: REVISED_PLAN + "\n",
         "greet.py": GREET_AFTER,
+        "README.md": README_AFTER,
     }
-    assert tool_calls(run.calls) == [
-        "enter_plan_mode",
-        "read_file",
-        "todo_write",
-        "write_file",
-        "exit_plan_mode",
-        "todo_write",
-        "edit_file",
-        "todo_write",
-        "bash",
-        "todo_write",
-    ]
-    # The plan is saved (the approval) before the change (edit_file) is made.
-    assert tool_calls(run.calls).index("exit_plan_mode") < tool_calls(run.calls).index("edit_file")
+    assert tool_calls(run.calls) == BEFORE_THE_PLAN + ["exit_plan_mode"] + WORK_WITH_README
     assert [[tool["name"] for tool in call["request"]["tools"]] for call in run.calls] == [
         ALL_TOOLS
-    ] + [PLAN_TOOLS] * 3 + [ALL_TOOLS] * 5
-    assert user_blocks(run.calls[-1]["request"]["messages"]) == [
-        ("toolu_01", ENTER_RESULT, False),
-        ("text", ENTERED, False),
-        ("toolu_02", GREET_READ, False),
-        (
-            "toolu_03",
-            "[>] Planning the change\n[ ] Handle --shout in greet.py\n[ ] Check the output\n(0/3 "
-            "completed)",
-            False,
-        ),
-        ("toolu_04", denied("write_file"), True),
-        ("toolu_05", approved(f"The plan is saved in {plan_name}.", FIRST_PLAN), False),
+    ] + [PLAN_TOOLS] * 4 + [ALL_TOOLS] * 6
+    # The trace: the question as the model sent it, the answer as the user gave it, and the
+    # plan that the answer chose.
+    assert [block["input"] for block in run.calls[3]["response"]["content"][1:]] == [
+        ASKED["content"][1]["input"]
+    ]
+    assert run.calls[4]["request"]["messages"][-1] == user(
+        result("toolu_05", answered("Yes (Recommended)"))
+    )
+    assert model_texts(run.calls[4:5]) == ["README.md too, then. Here is my plan."]
+    assert user_blocks(run.calls[-1]["request"]["messages"]) == PLANNING + [
+        ("toolu_05", answered("Yes (Recommended)"), False),
+        ("toolu_06", approved(f"The plan is saved in {run.plan_name}.", REVISED_PLAN), False),
+        ("text", TODO_REMINDER, False),
         ("text", ENDED, False),
         (
-            "toolu_06",
-            "[x] Plan the change\n[>] Handling --shout in greet.py\n[ ] Check the output\n(1/3 "
-            "completed)",
+            "toolu_07",
+            "[x] Plan the change\n[>] Handling --shout in greet.py\n[ ] Check the output\n"
+            "[ ] Document --shout in README.md\n(1/4 completed)",
             False,
         ),
-        ("toolu_07", "Replaced 1 occurrence in greet.py.", False),
+        ("toolu_08", "Replaced 1 occurrence in greet.py.", False),
         (
-            "toolu_08",
-            "[x] Plan the change\n[x] Handle --shout in greet.py\n[>] Checking the output\n(2/3 "
-            "completed)",
+            "toolu_09",
+            "[x] Plan the change\n[x] Handle --shout in greet.py\n[>] Checking the output\n"
+            "[ ] Document --shout in README.md\n(2/4 completed)",
             False,
         ),
-        ("toolu_09", "HELLO, ADA.\n[exit code: 0]", False),
+        ("toolu_10", "HELLO, ADA.\n[exit code: 0]", False),
         (
-            "toolu_10",
-            "[x] Plan the change\n[x] Handle --shout in greet.py\n[x] Check the output\n(3/3 "
-            "completed)",
+            "toolu_11",
+            "[x] Plan the change\n[x] Handle --shout in greet.py\n[x] Check the output\n"
+            "[>] Documenting --shout in README.md\n(3/4 completed)",
+            False,
+        ),
+        ("toolu_12", "Replaced 1 occurrence in README.md.", False),
+        (
+            "toolu_13",
+            "[x] Plan the change\n[x] Handle --shout in greet.py\n[x] Check the output\n"
+            "[x] Document --shout in README.md\n(4/4 completed)",
             False,
         ),
     ]
+    assert out[-1] == DONE_WITH_README
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "name, typed, reply, taken",
+    [
+        ("own words", "keep it short", answered("keep it short"),
+         scripted("User has answered your questions")),
+        ("skipped", "", ANSWERED_NONE, scripted("answered none of the questions")),
+    ],
+)
+def test_offline_own_words_or_no_answer_plan_only_what_was_asked(
+    offline_runs, name, typed, reply, taken
+):
+    run = offline_runs[name]
+    assert (run.done.returncode, run.done.stderr) == (0, "")
+    out = run.done.stdout.splitlines()
+    assert shown_question(out) == SHOWN_QUESTION + [CHOOSE_ONE + typed, "    " + reply]
+    # The answer (or that there is none) is the tool's result, never an error.
+    assert run.calls[4]["request"]["messages"][-1] == user(result("toolu_05", reply))
+    assert as_played(taken, "toolu_06") == assistant(*run.calls[4]["response"]["content"])
+    assert tool_calls(run.calls) == BEFORE_THE_PLAN + ["exit_plan_mode"] + WORK
+    assert files(run.work) == {
+        **run.before,
+        run.plan_name: FIRST_PLAN + "\n",
+        "greet.py": GREET_AFTER,
+    }
+    assert out[-1] == DONE
 
 
 @pytest.mark.slow
 def test_offline_rejected_plan_changes_nothing(offline_runs):
-    run = offline_runs["no"]
+    run = offline_runs["rejected"]
     assert (run.done.returncode, run.done.stderr) == (0, "")
     # Nothing in the workdir changed: not a file was written, edited or created.
     assert files(run.work) == run.before
-    assert tool_calls(run.calls) == [
-        "enter_plan_mode",
-        "read_file",
-        "todo_write",
-        "write_file",
-        "exit_plan_mode",
+    assert tool_calls(run.calls) == BEFORE_THE_PLAN + ["exit_plan_mode"]
+    assert len(run.calls) == 5  # the turn ended at the rejection: no further model call
+    assert run.done.stdout.splitlines()[-2:] == [
+        f"    error: {REJECTED_RESULT}",
+        f"  {TODO_REMINDER}",
     ]
-    assert len(run.calls) == 4  # the turn ended at the rejection: no further model call
-    assert run.done.stdout.splitlines()[-1] == f"    error: {REJECTED_RESULT}"
 
 
 @pytest.mark.slow
-def test_offline_feedback_brings_a_revised_plan(offline_runs):
-    run = offline_runs["feedback"]
+def test_offline_option_2_then_feedback_brings_a_revised_plan(offline_runs):
+    run = offline_runs["option 2, feedback"]
     assert (run.done.returncode, run.done.stderr) == (0, "")
+    assert shown_question(run.done.stdout.splitlines())[-2:] == [
+        CHOOSE_ONE + "2",
+        "    " + answered("No"),
+    ]
     plans = [
         block["input"]["plan"]
         for call in run.calls
@@ -989,51 +1122,35 @@ def test_offline_feedback_brings_a_revised_plan(offline_runs):
         if block["type"] == "tool_use" and block["name"] == "exit_plan_mode"
     ]
     assert plans == [FIRST_PLAN, REVISED_PLAN]
-    plan_name = f".agent/plans/plan-{run.session}.md"
+    assert model_texts(run.calls[4:6]) == [
+        "Then greet.py only. Here is my plan.",
+        "Thanks, I've revised the plan.",
+    ]
     # The revised plan has a step for README.md, and the run carries it out too.
     assert files(run.work) == {
         **run.before,
-        plan_name: REVISED_PLAN + "\n",
+        run.plan_name: REVISED_PLAN + "\n",
         "greet.py": GREET_AFTER,
         "README.md": README_AFTER,
     }
-    assert tool_calls(run.calls) == [
-        "enter_plan_mode",
-        "read_file",
-        "todo_write",
-        "write_file",
-        "exit_plan_mode",
-        "exit_plan_mode",
-        "todo_write",
-        "edit_file",
-        "todo_write",
-        "bash",
-        "todo_write",
-        "edit_file",
-        "todo_write",
-    ]
-    assert run.done.stdout.splitlines()[-1] == (
-        "Done: `python3 greet.py --shout Ada` prints HELLO, ADA., "
-        "and README.md shows the new option. "
-        "The approved plan is in .agent/plans/."
+    assert tool_calls(run.calls) == (
+        BEFORE_THE_PLAN + ["exit_plan_mode", "exit_plan_mode"] + WORK_WITH_README
     )
-    revision_request = run.calls[4]["request"]
+    assert run.done.stdout.splitlines()[-1] == DONE_WITH_README
+    assert run.calls[4]["request"]["messages"][-1] == user(result("toolu_05", answered("No")))
+    revision_request = run.calls[5]["request"]
     assert revision_request["messages"][-1] == user(
-        result("toolu_05", FEEDBACK_RESULT, is_error=True), text("also document it")
+        result("toolu_06", FEEDBACK_RESULT, is_error=True),
+        text(TODO_REMINDER),
+        text("also document it"),
     )
     assert [tool["name"] for tool in revision_request["tools"]] == PLAN_TOOLS
-    assert run.calls[5]["request"]["messages"][-1] == user(
-        result("toolu_06", approved(f"The plan is saved in {plan_name}.", REVISED_PLAN)),
-        text(TODO_REMINDER),
+    assert run.calls[6]["request"]["messages"][-1] == user(
+        result("toolu_07", approved(f"The plan is saved in {run.plan_name}.", REVISED_PLAN)),
         text(ENDED),
     )
 
 
-README_AFTER = """# greet
-
-    python3 greet.py Ada            # Hello, Ada.
-    python3 greet.py --shout Ada    # HELLO, ADA.
-"""
 OVER = (
     "(The script has no more turns: this is where the recorded session ended. "
     "In the REPL, /restart plays it again.)"
@@ -1045,6 +1162,11 @@ AFTER_REJECTION = (
 AFTER_CTRL_C = (
     "You stopped me at the plan question: I changed nothing, and plan mode is still on. "
     "Tell me how you would like to go on."
+)
+AFTER_PLAN_OFF = (
+    "Plan mode is off: you ended it without a plan, so nothing was approved and nothing has "
+    "changed. (This scripted model has no turns for work without an approved plan: /restart "
+    "plays the script again.)"
 )
 ALREADY_ON = "Plan mode is already on. Explore, then submit your plan with exit_plan_mode."
 LEFT = "<reminder>The user ended plan mode without a plan. You may change files now.</reminder>"
@@ -1069,13 +1191,18 @@ def assistant_texts(messages):
 
 def test_offline_after_a_rejection_the_script_says_so_then_that_it_is_over(s06, tmp_path, keyboard):
     session, work, before = scenario_session(s06, tmp_path)
-    keyboard.feed("n")
+    keyboard.feed("1", "n")
     assert s06.run_turn(session, SCENARIO["prompt"]) is True
     played = len(session.messages)
     assert s06.run_turn(session, "what now?") is True
     assert s06.run_turn(session, "and then?") is True
     assert session.messages[played - 1 :] == [
-        user(result("toolu_05", REJECTED_RESULT, is_error=True), text("what now?"), text(STILL_ON)),
+        user(
+            result("toolu_06", REJECTED_RESULT, is_error=True),
+            text(TODO_REMINDER),
+            text("what now?"),
+            text(STILL_ON),
+        ),
         assistant(text(AFTER_REJECTION)),
         user(text("and then?"), text(STILL_ON)),
         assistant(text(OVER)),
@@ -1084,24 +1211,71 @@ def test_offline_after_a_rejection_the_script_says_so_then_that_it_is_over(s06, 
     assert session.plan_mode is True
 
 
+def test_offline_plan_off_at_once_after_a_rejection_is_not_answered_as_a_rejection(
+    s06, tmp_path, keyboard
+):
+    # The next prompt joins the user turn that holds the rejection: the script must not
+    # answer it as if plan mode were still on.
+    session, work, before = scenario_session(s06, tmp_path)
+    keyboard.feed("1", "n")
+    assert s06.run_turn(session, SCENARIO["prompt"]) is True
+    played = len(session.messages)
+    s06.run_command(session, "/plan off")
+    assert s06.run_turn(session, "go on") is True
+    assert s06.run_turn(session, "and then?") is True
+    assert session.messages[played - 1 :] == [
+        user(
+            result("toolu_06", REJECTED_RESULT, is_error=True),
+            text(TODO_REMINDER),
+            text("go on"),
+            text(LEFT),
+        ),
+        assistant(text(AFTER_PLAN_OFF)),
+        user(text("and then?")),
+        assistant(text(OVER)),
+    ]
+    assert files(work) == before
+    assert (session.plan_mode, session.mode) == (False, "default")
+
+
+def test_offline_plan_off_after_the_rejection_was_answered(s06, tmp_path, keyboard):
+    session, work, before = scenario_session(s06, tmp_path)
+    keyboard.feed("1", "n")
+    s06.run_turn(session, SCENARIO["prompt"])
+    s06.run_turn(session, "what now?")
+    played = len(session.messages)
+    s06.run_command(session, "/plan off")
+    assert s06.run_turn(session, "go on") is True
+    assert session.messages[played:] == [
+        user(text("go on"), text(LEFT)),
+        assistant(text(AFTER_PLAN_OFF)),
+    ]
+    assert assistant_texts(session.messages)[-2:] == [AFTER_REJECTION, AFTER_PLAN_OFF]
+    assert files(work) == before
+
+
 def test_offline_ctrl_c_at_the_plan_question_changes_nothing_and_the_script_says_so(
     s06, tmp_path, monkeypatch, capsys
 ):
     session, work, before = scenario_session(s06, tmp_path)
+    answers = iter(["1"])
 
-    def ctrl_c(prompt=""):
-        raise KeyboardInterrupt
+    def answer_then_ctrl_c(prompt=""):
+        answer = next(answers, None)
+        if answer is None:
+            raise KeyboardInterrupt
+        return answer
 
-    monkeypatch.setattr("builtins.input", ctrl_c)
+    monkeypatch.setattr("builtins.input", answer_then_ctrl_c)
     assert s06.run_turn(session, SCENARIO["prompt"]) is False
     played = len(session.messages)
     assert session.messages[-1] == user(
-        result("toolu_05", "Interrupted by the user.", is_error=True)
+        result("toolu_06", "Interrupted by the user.", is_error=True)
     )
     assert s06.run_turn(session, "go on") is True
     assert session.messages[played - 1 :] == [
         user(
-            result("toolu_05", "Interrupted by the user.", is_error=True),
+            result("toolu_06", "Interrupted by the user.", is_error=True),
             text("go on"),
             text(STILL_ON),
         ),
@@ -1111,10 +1285,34 @@ def test_offline_ctrl_c_at_the_plan_question_changes_nothing_and_the_script_says
     assert capsys.readouterr().out.splitlines()[-3:] == ["", "[Interrupted.]", AFTER_CTRL_C]
 
 
+def test_offline_ctrl_c_at_the_question_skips_it_and_the_turn_goes_on(
+    s06, tmp_path, monkeypatch, capsys
+):
+    session, work, before = scenario_session(s06, tmp_path)
+    answers = iter([KeyboardInterrupt, "y"])
+
+    def ctrl_c_then_y(prompt=""):
+        answer = next(answers)
+        if answer is KeyboardInterrupt:
+            raise KeyboardInterrupt
+        return answer
+
+    monkeypatch.setattr("builtins.input", ctrl_c_then_y)
+    assert s06.run_turn(session, SCENARIO["prompt"]) is True
+    assert session.messages[7:10] == [
+        as_played(ASKED, "toolu_05"),
+        user(result("toolu_05", ANSWERED_NONE)),
+        as_played(scripted("answered none of the questions"), "toolu_06"),
+    ]
+    assert assistant_texts(session.messages)[-1] == DONE
+    assert files(work)["greet.py"] == GREET_AFTER
+    assert SKIPPED_THE_REST in capsys.readouterr().out.splitlines()
+
+
 def test_offline_with_plan_the_scripts_enter_plan_mode_is_no_error(s06, tmp_path, keyboard):
     session, work, before = scenario_session(s06, tmp_path, "--plan")
     assert (session.plan_mode, session.notes) == (True, [ENTERED])
-    keyboard.feed("y")
+    keyboard.feed("1", "y")
     assert s06.run_turn(session, SCENARIO["prompt"]) is True
     assert session.messages[:3] == [
         user(text(SCENARIO["prompt"]), text(ENTERED)),
@@ -1124,7 +1322,7 @@ def test_offline_with_plan_the_scripts_enter_plan_mode_is_no_error(s06, tmp_path
         ),
         user(result("toolu_01", ALREADY_ON)),
     ]
-    assert assistant_texts(session.messages)[-1] == SCENARIO["turns"][-1]["content"][0]["text"]
+    assert assistant_texts(session.messages)[-1] == DONE_WITH_README
     assert files(work)["greet.py"] == GREET_AFTER
 
 
