@@ -15,6 +15,7 @@ difflib (the counts of `diff -u`). A line added or removed belongs to the sectio
     .venv/bin/python -m course.changes --write    rewrite the tables in the lessons and README.md
     .venv/bin/python -m course.changes --check    exit 1 and name the files whose table is stale
     .venv/bin/python -m course.changes --json     the data, for the site
+    ... --write s02_tools s03_permissions          only those lessons (README: the top README)
 """
 
 import argparse
@@ -332,20 +333,25 @@ def replaced(text, begin, end, table):
     return f"{head}{begin}\n{table}\n{end}{rest.split(end, 1)[1]}"
 
 
-def targets(root=ROOT):
-    """(path, begin, end, the table it should hold) for every file that holds a table."""
-    found = [(root / "README.md", README_BEGIN, README_END, readme_table(root))]
+def targets(root=ROOT, only=None):
+    """(path, begin, end, the table it should hold) for every file that holds a table: the top
+    README and the lessons, or only those of the chapters named in `only` ("README" for the top
+    README)."""
+    found = []
+    if only is None or "README" in only:
+        found.append((root / "README.md", README_BEGIN, README_END, readme_table(root)))
     for name in CHAPTERS:
         lesson = root / name / "README.md"
-        if lesson.exists() and (root / name / "code.py").exists():
+        chosen = only is None or name in only
+        if chosen and lesson.exists() and (root / name / "code.py").exists():
             found.append((lesson, BEGIN, END, lesson_table(what_changed(name, root))))
     return found
 
 
-def stale(root=ROOT):
+def stale(root=ROOT, only=None):
     """[(path, why)] of the files whose table is not what the code gives."""
     found = []
-    for path, begin, end, table in targets(root):
+    for path, begin, end, table in targets(root, only):
         held = between(path.read_text(encoding="utf-8"), begin, end)
         if held is None:
             found.append((path, f"has no single {begin} ... {end}"))
@@ -354,10 +360,10 @@ def stale(root=ROOT):
     return found
 
 
-def write(root=ROOT):
+def write(root=ROOT, only=None):
     """Rewrite every table that is stale; return the files written."""
     written = []
-    for path, begin, end, table in targets(root):
+    for path, begin, end, table in targets(root, only):
         text = path.read_text(encoding="utf-8")
         if between(text, begin, end) not in (None, table):
             path.write_text(replaced(text, begin, end, table), encoding="utf-8")
@@ -374,18 +380,25 @@ def main(argv=None):
     action.add_argument("--check", action="store_true",
                         help="exit 1 if a table differs from the code")
     action.add_argument("--json", action="store_true", help="print the data as JSON")
+    parser.add_argument("only", nargs="*", metavar="CHAPTER",
+                        help="only these lessons (s02_tools ...; README for the top README)")
     args = parser.parse_args(argv)
+    only = set(args.only) or None
+    unknown = sorted((only or set()) - set(CHAPTERS) - {"README"})
+    if unknown:
+        parser.error(f"no such chapter: {', '.join(unknown)}")
     if args.write:
-        for path in write():
+        for path in write(only=only):
             print(f"rewrote the table in {path.relative_to(ROOT)}")
-        for path, why in stale():
+        for path, why in stale(only=only):
             print(f"{path.relative_to(ROOT)}: {why}", file=sys.stderr)
-        return 1 if stale() else 0
+        return 1 if stale(only=only) else 0
     if args.check:
-        for path, why in stale():
+        for path, why in stale(only=only):
             print(f"{path.relative_to(ROOT)}: {why}")
-        return 1 if stale() else 0
-    chapters = [name for name in CHAPTERS if (ROOT / name / "code.py").exists()]
+        return 1 if stale(only=only) else 0
+    chapters = [name for name in CHAPTERS if (ROOT / name / "code.py").exists()
+                and (only is None or name in only)]
     if args.json:
         print(json.dumps([asdict(what_changed(name)) for name in chapters], indent=1))
         return 0

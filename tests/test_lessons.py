@@ -309,6 +309,25 @@ def test_the_what_changed_table_is_the_generated_one(name):
     assert changes.BEGIN in "\n".join(section_text(lesson(name), "What changed"))
 
 
+def test_the_write_command_rewrites_a_stale_table_and_nothing_else(tmp_path):
+    # python -m course.changes --write, on a copy of the files that hold the tables
+    for source in ["README.md", *(f"{name}/{file}" for name in PRESENT
+                                   for file in ("README.md", "code.py"))]:
+        if (ROOT / source).exists():
+            (tmp_path / source).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(ROOT / source, tmp_path / source)
+    fresh = (tmp_path / "s02_tools" / "README.md").read_text(encoding="utf-8")
+    table = changes.between(fresh, changes.BEGIN, changes.END)
+    (tmp_path / "s02_tools" / "README.md").write_text(fresh.replace(table, "| a stale table |"),
+                                                      encoding="utf-8")
+    assert changes.stale(tmp_path) == [(tmp_path / "s02_tools" / "README.md",
+                                        "the table differs from the code")]
+    assert changes.write(tmp_path, only={"s01_loop"}) == []
+    assert changes.write(tmp_path) == [tmp_path / "s02_tools" / "README.md"]
+    assert (tmp_path / "s02_tools" / "README.md").read_text(encoding="utf-8") == fresh
+    assert changes.stale(tmp_path) == []
+
+
 def test_the_main_body_of_every_lesson_is_at_most_6000_characters():
     sizes = {name: len(main_body(lesson(name))) for name in LESSONS}
     assert {name: size for name, size in sizes.items() if size > MAIN_BODY_LIMIT} == {}
@@ -392,6 +411,7 @@ class Script:
     where: str  # "s01_loop/README.md:120" or "s06_plan_mode/code.py (Run it)"
     commands: list
     expected: list | None = None  # the ```text block after it: the last command's output
+    transcript: Block | None = None  # that block, where it stands (tests/sync_lessons.py)
 
 
 def split_comment(line):
@@ -459,7 +479,7 @@ def bash_scripts(text, source):
         if (following and following.language == "text"
                 and all(not line.strip() for line in lines[block.end : following.start])):
             expected = following.lines
-        found.append(Script(block.where, commands, expected))
+        found.append(Script(block.where, commands, expected, following if expected else None))
     return found
 
 
@@ -505,6 +525,7 @@ def normalize(text, scratch=None):
     text = text.replace(str(ROOT), "...")
     text = re.sub(r"http://127\.0\.0\.1:\d+", "http://127.0.0.1:PORT", text)
     text = re.sub(r"\b\d{8}-\d{6}-[0-9a-f]{6}\b", "YYYYMMDD-HHMMSS-xxxxxx", text)  # s06 session
+    text = re.sub(r"(Ran \d+ tests? in )\d+\.\d+s", r"\g<1>0.000s", text)  # unittest's time
     return [line.rstrip() for line in text.rstrip("\n").split("\n")]
 
 
@@ -540,6 +561,7 @@ class Run:
         self.script, self.scratch, self.api_url, self.seen = script, scratch, api_url, seen
         self.traces = {}  # a trace file written in this script: the tool calls of its run
         self.problems = []
+        self.actual = None  # the output its transcript was compared with, normalized
 
     def path(self, word):
         """A /tmp/... path of the text: in this script's scratch folder."""
@@ -551,7 +573,7 @@ class Run:
     def compare(self, command, output, scratch):
         expected = normalize("\n".join(self.script.expected))
         expected = [line[2:] if line.startswith("^C") else line for line in expected]
-        actual = normalize(output, scratch)
+        actual = self.actual = normalize(output, scratch)
         wrong = where_runs_stand(expected, actual, anchored=True)
         if wrong:
             self.problem(command, f"the transcript is not the output: {wrong}.\nThe output:\n"
@@ -733,7 +755,8 @@ class Run:
         children = Path(f"/proc/{pid}/task/{pid}/children")
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            shown = after in normalize(output.read_text(encoding="utf-8"), self.scratch)
+            printed = output.read_text(encoding="utf-8") if output.exists() else ""
+            shown = after in normalize(printed, self.scratch)
             if shown and (not children.exists() or children.read_text().strip()):
                 os.killpg(pid, signal.SIGINT)
                 return
