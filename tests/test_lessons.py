@@ -358,6 +358,35 @@ def test_the_s01_sketch_is_a_bare_loop_of_at_most_25_lines_that_works(monkeypatc
     assert [call["tools"][0]["name"] for call in client.calls] == ["bash", "bash"]
 
 
+def test_the_s01_stop_reason_table_prints_what_finish_reply_prints():
+    from support import load_chapter
+
+    rows = [re.fullmatch(r"\| `(\w+)` \| prints `(.*)` \|", line)
+            for line in lesson("s01_loop").splitlines()]
+    table = {row[1]: row[2] for row in rows if row}
+    assert table == load_chapter("s01_loop").STOP_MESSAGES
+
+
+# Figures the prose gives: (chapter, the constant in code.py, the words of the lesson that give it)
+FIGURES = [
+    ("s01_loop", "BASH_TIMEOUT", "the {}-second timeout"),
+    ("s01_loop", "OUTPUT_LIMIT", "The first {:,} bytes of its output"),
+    ("s01_loop", "MAX_TOKENS", "max_tokens ({})"),
+    ("s02_tools", "READ_LIMIT", "`READ_LIMIT` ({:,}) lines"),
+    ("s02_tools", "LINE_LIMIT", "a line longer than\n  {:,} characters"),
+    ("s02_tools", "READ_CHAR_LIMIT", "stops at {:,} characters"),
+    ("s02_tools", "GLOB_LIMIT", "at most {} paths"),
+    ("s03_permissions", "ASK_LIMIT", "the question again, {} times at most"),
+]
+
+
+@pytest.mark.parametrize("name, constant, words", FIGURES)
+def test_a_figure_in_the_prose_is_the_one_in_the_code(name, constant, words):
+    from support import load_chapter
+
+    assert words.format(getattr(load_chapter(name), constant)) in lesson(name)
+
+
 @pytest.mark.parametrize("name", LESSONS)
 def test_the_exercises_come_just_before_next(name):
     titles = [title for _, title in headings(lesson(name))]
