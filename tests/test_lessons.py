@@ -328,6 +328,19 @@ def test_the_write_command_rewrites_a_stale_table_and_nothing_else(tmp_path):
     assert changes.stale(tmp_path) == []
 
 
+def test_on_the_site_a_lesson_shows_no_marker_and_its_table_links_to_the_code():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("lesson_site_build", ROOT / "web" / "build.py")
+    build = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = build  # dataclasses look their module up there
+    spec.loader.exec_module(build)
+    for name in LESSONS:
+        chapter = build.Chapter(name=name, folder=ROOT / name, code="", lesson=lesson(name))
+        body, _ = build.render_lesson(chapter, PRESENT)
+        assert ("&lt;!--" in body, f'<a href="{name}.html#code">' in body) == (False, True)
+
+
 def test_the_main_body_of_every_lesson_is_at_most_6000_characters():
     sizes = {name: len(main_body(lesson(name))) for name in LESSONS}
     assert {name: size for name, size in sizes.items() if size > MAIN_BODY_LIMIT} == {}
