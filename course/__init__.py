@@ -8,6 +8,9 @@ The chapters never import this package: each sNN_*/code.py stays self-contained.
     section_above(lines, index)         the title of the section holding a line (diff hunk headers)
     offline_environment(**extra)        the environment of an offline chapter run: no key, no .env
     read_scenario(path)                 scenario.json, read and checked: {prompt, turns, answers}
+
+course.changes (imported on its own): what changed from one chapter to the next, the lessons'
+"What changed" tables and the README's chapter table (`python -m course.changes --write`).
 """
 
 from course.chapters import (

@@ -99,13 +99,28 @@ class Runner:
             Path(job["stderr"]).read_text(encoding="utf-8"),
         )
 
-    def _wait_for(self, number, timeout):
-        """Read the runner's reports until this run has ended. Threads may wait side by side."""
+    def pid(self, number, timeout=120):
+        """The process id of a run (also its process group: a run is a session of its own), once
+        it has started; for a test that signals it, as a Ctrl-C in the terminal would."""
+        if not self.forking:
+            return self.jobs[number][1].pid
+        self._wait_for(number, timeout, until=self.pids)
+        return self.pids[number]
+
+    def output_file(self, number):
+        """The file a run's stdout goes to, as it is written."""
+        job = self.jobs[number] if self.forking else self.jobs[number][0]
+        return Path(job["stdout"])
+
+    def _wait_for(self, number, timeout, until=None):
+        """Read the runner's reports until this run has ended (or, with until=self.pids, has
+        started). Threads may wait side by side."""
+        until = self.ended if until is None else until
         deadline = time.monotonic() + timeout
         stream = self.process.stdout.fileno()
         while True:
             with self.lock:
-                if number in self.ended:
+                if number in until:
                     return
                 left = deadline - time.monotonic()
                 if left <= 0:

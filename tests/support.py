@@ -162,12 +162,8 @@ _runner = None
 _runner_lock = threading.Lock()
 
 
-def run_chapter(name, *args, stdin="", cwd=None, timeout=120, env=None):
-    """python <name>/code.py ARGS, as its own process; returns the CompletedProcess.
-
-    The process is forked from the warm runner (tests/runner.py), so it starts
-    with anthropic already imported: the run is the same, seconds sooner.
-    """
+def shared_runner():
+    """The warm runner (tests/runner.py) the whole test session shares; started on first use."""
     global _runner
     with _runner_lock:  # tests may start runs from several threads at once
         if _runner is None:
@@ -175,8 +171,18 @@ def run_chapter(name, *args, stdin="", cwd=None, timeout=120, env=None):
 
             _runner = Runner(tempfile.mkdtemp(prefix="chapter-runs-"))
             atexit.register(_runner.close)
-    job = _runner.start(ROOT / name / "code.py", *args, stdin=stdin, cwd=cwd or ROOT, env=env)
-    return _runner.result(job, timeout=timeout)
+    return _runner
+
+
+def run_chapter(name, *args, stdin="", cwd=None, timeout=120, env=None):
+    """python <name>/code.py ARGS, as its own process; returns the CompletedProcess.
+
+    The process is forked from the warm runner (tests/runner.py), so it starts
+    with anthropic already imported: the run is the same, seconds sooner.
+    """
+    runner = shared_runner()
+    job = runner.start(ROOT / name / "code.py", *args, stdin=stdin, cwd=cwd or ROOT, env=env)
+    return runner.result(job, timeout=timeout)
 
 
 def read_trace(path):

@@ -19,6 +19,8 @@ import traceback
 def run(job):
     """Become `python SCRIPT ARGS` with the job's cwd, environment and files."""
     os.setsid()  # its own process group, so a run that hangs can be stopped whole
+    # Ctrl-C as in a terminal, even when the tests run where SIGINT is ignored (in the background)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     os.chdir(job["cwd"])
     os.environ.clear()
     os.environ.update(job["env"])

@@ -532,11 +532,15 @@ def strip_tags(text):
 def render_lesson(chapter, chapter_names):
     """The README as HTML, and the images it uses. Two passes: the first finds the headings.
 
-    A title line ("# s01_loop: the agent loop.") is left out: the page's <h1> says it.
+    A title line ("# s01_loop: the agent loop.") is left out: the page's <h1> says it, and so
+    is a line that holds only an HTML comment, such as the markers of the generated "What
+    changed" table (raw HTML would be shown as text).
     """
     markdown = chapter.lesson
     if markdown.startswith("# "):
         markdown = markdown.partition("\n")[2]
+    markdown = "".join(line for line in markdown.splitlines(keepends=True)
+                       if not re.fullmatch(r"\s*<!--.*-->\s*", line))
     plugins = ["table", "strikethrough"]
     first = LessonRenderer(chapter, chapter_names, known_ids=set())
     mistune.create_markdown(renderer=first, plugins=plugins)(markdown)
