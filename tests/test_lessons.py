@@ -372,12 +372,17 @@ def test_the_s01_sketch_is_a_bare_loop_of_at_most_25_lines_that_works(monkeypatc
 
 
 def test_the_s01_stop_reason_table_prints_what_finish_reply_prints():
+    """Each row `| `reason` | prints `line`[, takes the turn back][ (a note)] |`: the lines are
+    STOP_MESSAGES, and the rows that take the turn back are FORGET_PROMPT's reasons."""
     from support import load_chapter
 
-    rows = [re.fullmatch(r"\| `(\w+)` \| prints `(.*)` \|", line)
+    rows = [re.fullmatch(r"\| `(\w+)` \| prints `([^`]*)`(, takes the turn back)?( \(.*\))? \|",
+                         line)
             for line in lesson("s01_loop").splitlines()]
+    chapter = load_chapter("s01_loop")
     table = {row[1]: row[2] for row in rows if row}
-    assert table == load_chapter("s01_loop").STOP_MESSAGES
+    taken_back = {row[1] for row in rows if row and row[3]}
+    assert (table, taken_back) == (chapter.STOP_MESSAGES, chapter.FORGET_PROMPT)
 
 
 # Figures the prose gives: (chapter, the constant in code.py, the words of the lesson that give it)
@@ -385,11 +390,13 @@ FIGURES = [
     ("s01_loop", "BASH_TIMEOUT", "the {}-second timeout"),
     ("s01_loop", "OUTPUT_LIMIT", "The first {:,} bytes of its output"),
     ("s01_loop", "MAX_TOKENS", "max_tokens ({})"),
+    ("s01_loop", "MAX_CALLS", "in one prompt (default {},\n`MAX_CALLS`)"),
     ("s02_tools", "READ_LIMIT", "`READ_LIMIT` ({:,}) lines"),
     ("s02_tools", "LINE_LIMIT", "a line longer than\n  {:,} characters"),
     ("s02_tools", "READ_CHAR_LIMIT", "stops at {:,} characters"),
     ("s02_tools", "GLOB_LIMIT", "at most {} paths"),
     ("s03_permissions", "ASK_LIMIT", "the question again, {} times at most"),
+    ("s06_plan_mode", "ASK_LIMIT", "asks again, {} times at most"),
 ]
 
 
@@ -816,13 +823,19 @@ class Run:
             return
         workdir = Path(options.get("--workdir", ROOT)).resolve()
         results = [block["content"] for call in self.seen
-                   if str(workdir) in call["body"]["system"]
+                   if str(workdir) in system_text(call["body"])
                    for message in call["body"]["messages"] if isinstance(message["content"], list)
                    for block in message["content"] if block.get("type") == "tool_result"]
         listed = sorted(path.name for path in workdir.iterdir() if not path.name.startswith("."))
         if not listed or not results or any(entry not in results[0] for entry in listed):
             self.problem(command, f"the live run's ls did not list the files of {workdir} "
                          f"({listed}): {results}")
+
+
+def system_text(body):
+    """The system prompt of a request: a string, or (live) text blocks marked for the cache."""
+    system = body["system"]
+    return system if isinstance(system, str) else "".join(block["text"] for block in system)
 
 
 def live_answer(body, seen):
