@@ -27,8 +27,8 @@ A translated page is README.zh-CN.md beside an English one: a lesson (sNN_x/) or
     the title; an English page without a translation links to none
 
 tests/sync_zh.py keeps the pages in step (it copies the code blocks, the tables and the links,
-and names stale sections; it records a new hash only with --accept). This file runs in well
-under a second: nothing here starts a process.
+and names stale sections; it records a new hash only with --accept). No test here starts a
+process: they read files and load chapters, in about a second in all.
 """
 
 import difflib
@@ -567,3 +567,29 @@ def test_the_sync_tool_adds_a_new_english_section_untranslated_and_the_test_name
     assert changed and structure_problems(english_now, after) == []
     assert [line for line in report if "'## A new section'" in line] != []
     assert [s for s in stale_sections(english_now, after) if "marked new" in s] != []
+
+
+@pytest.mark.skipif(FIRST is None, reason="no lesson is translated yet")
+def test_the_sync_tool_starts_a_page_with_every_section_marked_new(tmp_path):
+    import sync_zh
+
+    root = copy_pages(tmp_path, [FIRST])
+    translation(FIRST, root).unlink()
+    path = english(FIRST, root)
+    path.write_text("\n".join(line for line in path.read_text(encoding="utf-8").splitlines()
+                              if not is_language_line(line)) + "\n", encoding="utf-8")
+    sync_zh.start(FIRST, root)
+    english_now = read_sections(path.read_text(encoding="utf-8"), "en")
+    started = read_sections(translation(FIRST, root).read_text(encoding="utf-8"), "zh")
+    assert structure_problems(english_now, started) == []
+    assert [section.marker["hash"] for section in started] == ["new"] * len(english_now)
+    assert [blocks_as_written(section) for section in started] == [
+        blocks_as_written(section) for section in english_now]
+    assert (language_line(path.read_text(encoding="utf-8")), language_line(
+        translation(FIRST, root).read_text(encoding="utf-8"))) == (
+        LANGUAGE_LINES["en"], LANGUAGE_LINES[LANGUAGE])
+
+
+def test_every_page_has_its_chinese_translation():
+    # A new lesson: .venv/bin/python tests/sync_zh.py --start sNN_x, translate it, --accept '*'
+    assert [name for name in PAGES if name not in TRANSLATED] == []
