@@ -39,6 +39,7 @@ from types import SimpleNamespace
 import pytest
 
 from course import changes, read_scenario
+from course.translations import is_language_line
 from support import PRESENT, ROOT, clean_env, loopback_messages_api, message_json, shared_runner
 
 LESSONS = [name for name in PRESENT if (ROOT / name / "README.md").exists()]
@@ -114,10 +115,12 @@ def section_text(text, title):
 
 
 def main_body(text):
-    """From the title to the first heading of the edge cases, the runs or the exercises."""
+    """From the title to the first heading of the edge cases, the runs or the exercises. The
+    line that links to the page in the other language is the page's, not the lesson's."""
     lines = text.splitlines(keepends=True)
     ends = [number for number, title in headings(text) if title in END_OF_MAIN_BODY]
-    return "".join(lines[: ends[0] if ends else len(lines)])
+    return "".join(line for line in lines[: ends[0] if ends else len(lines)]
+                   if not is_language_line(line))
 
 
 # ======================================================================
@@ -417,19 +420,23 @@ def test_the_exercises_come_just_before_next(name):
 INLINE_COMMAND = re.compile(r"(\.venv/bin/|printf |diff -u |cp -r |python3? s\d\d_)")
 
 
-@pytest.mark.parametrize("name", LESSONS)
-def test_no_command_hides_in_the_prose_outside_the_exercises(name):
-    text = lesson(name)
+def commands_in_prose(text, exercises="Exercises", following="Next"):
+    """The inline code spans of a lesson's prose, outside the exercises, that are commands."""
     skipped = set()
-    for block in parse_blocks(text, name):
+    for block in parse_blocks(text, ""):
         skipped.update(range(block.start, block.end))
-    exercises = [number for number, title in headings(text) if title == "Exercises"]
-    after = [number for number, title in headings(text) if title == "Next"]
-    if exercises:
-        skipped.update(range(exercises[0], after[0] if after else len(text.splitlines())))
+    start = [number for number, title in headings(text) if title == exercises]
+    after = [number for number, title in headings(text) if title == following]
+    if start:
+        skipped.update(range(start[0], after[0] if after else len(text.splitlines())))
     spans = [span for number, line in enumerate(text.splitlines()) if number not in skipped
              for span in re.findall(r"`([^`]+)`", line)]
-    assert [span for span in spans if INLINE_COMMAND.match(span)] == []
+    return [span for span in spans if INLINE_COMMAND.match(span)]
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_no_command_hides_in_the_prose_outside_the_exercises(name):
+    assert commands_in_prose(lesson(name)) == []
 
 
 def test_the_readme_chapter_table_matches_the_code():

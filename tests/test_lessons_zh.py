@@ -1,0 +1,595 @@
+"""The Chinese pages are checked like the English ones, and against them.
+
+A translated page is README.zh-CN.md beside an English one: a lesson (sNN_x/) or the top README
+(course/translations.py names them, and the lines that tie them to the English). For each:
+
+  - the same quote checks as tests/test_lessons.py, with its own functions: every ```python
+    block that is not a `# sketch` is a run of code.py lines (or runs joined by `...`), every
+    fence names its language, no command hides in the prose outside the exercises
+  - the same commands and transcripts: the ```bash blocks and the ```text blocks after them are
+    the English page's, in the same sections, paired the same way. They are checked for
+    equality only, not run again: tests/test_lessons.py runs every one of them on the English
+    page, so a transcript that is true there is true here
+  - structure parity: the sections (## and ###) of the English, in the same order, each with
+    the code blocks of its English section, in order; the same inline code and links; the same
+    exercises (as many, each with the inline code of its English one). The What changed table
+    is the generated one, as in the English; the top README's chapter table is its Chinese
+    form (generated from the same data, linking to the Chinese lessons). A figure in the prose
+    is the code's (ZH_FIGURES), the s01 stop-reason table is STOP_MESSAGES
+  - staleness: under each heading, `<!-- en: HASH TITLE -->` says which English section it
+    translates, and the hash of that section's prose as it was translated (its code blocks and
+    generated tables left out: they are checked for equality instead). When the English prose
+    changes and the Chinese does not, a test fails and names the section; re-wrapping the
+    English changes no hash
+  - the Chinese is Chinese: every section holds Chinese text, and no page uses a rendering of a
+    term that GLOSSARY.zh-CN.md rejects (its third column)
+  - each translated page and its English page link to each other in their first line after
+    the title; an English page without a translation links to none
+
+tests/sync_zh.py keeps the pages in step (it copies the code blocks, the tables and the links,
+and names stale sections; it records a new hash only with --accept). No test here starts a
+process: they read files and load chapters, in about a second in all.
+"""
+
+import difflib
+import hashlib
+import re
+import shutil
+from dataclasses import dataclass
+
+import pytest
+
+import test_lessons as lessons
+from course import CHAPTERS, changes
+from course.translations import (
+    GLOSSARY,
+    HASH_LENGTH,
+    LANGUAGE,
+    LANGUAGE_LINES,
+    MARKER,
+    TRANSLATION,
+    english,
+    is_language_line,
+    pages,
+    translated,
+    translation,
+)
+from support import ROOT, load_chapter
+
+PAGES = pages()
+TRANSLATED = translated()
+TRANSLATED_LESSONS = [name for name in TRANSLATED if name != "README"]
+
+TABLE_MARKERS = [(changes.BEGIN, changes.END), (changes.README_BEGIN, changes.README_END)]
+CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+CHINESE = re.compile(r"[\u3400-\u9fff]")
+EXERCISE = re.compile(r"\d+\. ")
+
+
+def source(name, language="en", root=ROOT):
+    """'s01_loop/README.zh-CN.md', as failures name a page."""
+    path = translation(name, root) if language == LANGUAGE else english(name, root)
+    return str(path.relative_to(root))
+
+
+def read(name, language="en", root=ROOT):
+    path = translation(name, root) if language == LANGUAGE else english(name, root)
+    return path.read_text(encoding="utf-8")
+
+
+# ======================================================================
+# Sections: a heading, the marker under it, its prose and its code blocks
+# ======================================================================
+
+
+@dataclass
+class Section:
+    level: int  # 1 for the title (and the text before the first ##), then 2, 3
+    title: str
+    start: int  # the index of its heading line
+    end: int  # the index of the line after it
+    lines: list  # its prose: the lines of the section less its code blocks, generated
+    # tables, marker and language line (the heading included)
+    blocks: list  # its fenced code blocks (test_lessons.Block), in order
+    marker: dict | None = None  # {"hash", "title"} of the `<!-- en: ... -->` under its heading
+    marker_line: int | None = None
+    where: str = ""  # "s01_loop/README.zh-CN.md:12"
+
+    @property
+    def heading(self):
+        return f"{'#' * self.level} {self.title}"
+
+    @property
+    def key(self):
+        """What an English section is known by."""
+        return self.level, self.title
+
+    @property
+    def translates(self):
+        """The English section a Chinese section says it translates."""
+        return self.level, self.marker["title"] if self.marker else None
+
+    @property
+    def hash(self):
+        """The start of the sha1 of the prose, white space made single spaces (so re-wrapping
+        a paragraph changes nothing)."""
+        prose = " ".join(" ".join(self.lines).split())
+        return hashlib.sha1(prose.encode("utf-8")).hexdigest()[:HASH_LENGTH]
+
+
+def generated_lines(lines):
+    """The indices of the lines of the generated tables, their markers included."""
+    found = set()
+    for begin, end in TABLE_MARKERS:
+        starts = [number for number, line in enumerate(lines) if line.strip() == begin]
+        ends = [number for number, line in enumerate(lines) if line.strip() == end]
+        for start, stop in zip(starts, ends, strict=False):
+            found.update(range(start, stop + 1))
+    return found
+
+
+def read_sections(text, where):
+    """The sections of a page, in order: the title's, then one per ## and ### heading."""
+    lines = text.splitlines()
+    blocks = lessons.parse_blocks(text, where)
+    inside = {number for block in blocks for number in range(block.start, block.end)}
+    found = sorted((number, len(prefix) - 1, title) for prefix in ("# ", "## ", "### ")
+                   for number, title in lessons.headings(text, prefix))
+    if not found or found[0][0] != 0:
+        found.insert(0, (0, 1, ""))
+    skipped = inside | generated_lines(lines)
+    sections = []
+    for position, (start, level, title) in enumerate(found):
+        end = found[position + 1][0] if position + 1 < len(found) else len(lines)
+        inner = [block for block in blocks if start < block.start < end]
+        section = Section(level, title, start, end, [], inner, where=f"{where}:{start + 1}")
+        following = next((number for number in range(start + 1, end) if lines[number].strip()),
+                         None)
+        if following is not None and following not in inside:
+            match = MARKER.fullmatch(lines[following].strip())
+            if match:
+                section.marker, section.marker_line = match.groupdict(), following
+        section.lines = [lines[number] for number in range(start, end)
+                         if number not in skipped and number != section.marker_line
+                         and not is_language_line(lines[number])]
+        sections.append(section)
+    return sections
+
+
+def sections_of(name, language="en", root=ROOT):
+    return read_sections(read(name, language, root), source(name, language, root))
+
+
+def alignment(english_sections, chinese_sections):
+    """difflib's opcodes from the English sections to the ones the Chinese say they translate."""
+    matcher = difflib.SequenceMatcher(None, [s.key for s in english_sections],
+                                      [s.translates for s in chinese_sections], autojunk=False)
+    return matcher.get_opcodes()
+
+
+def paired(english_sections, chinese_sections):
+    """(English section, the Chinese section that translates it), for the sections that match."""
+    return [pair for tag, e1, e2, c1, c2 in alignment(english_sections, chinese_sections)
+            if tag == "equal"
+            for pair in zip(english_sections[e1:e2], chinese_sections[c1:c2], strict=True)]
+
+
+def structure_problems(english_sections, chinese_sections):
+    """What stands between the Chinese sections and the English ones, in sentences."""
+    problems = []
+    for tag, e1, e2, c1, c2 in alignment(english_sections, chinese_sections):
+        for section in english_sections[e1:e2] if tag in ("delete", "replace") else []:
+            problems.append(f"the English section {section.heading!r} ({section.where}) has no "
+                            "Chinese section that translates it, in this place")
+        for section in chinese_sections[c1:c2] if tag in ("insert", "replace") else []:
+            if section.marker is None:
+                problems.append(f"{section.where}: {section.heading!r} has no "
+                                "`<!-- en: HASH TITLE -->` line under its heading")
+            else:
+                problems.append(f"{section.where}: {section.heading!r} says it translates "
+                                f"{'#' * section.level} {section.marker['title']!r}, which the "
+                                "English does not have in this place")
+    return problems
+
+
+def stale_sections(english_sections, chinese_sections):
+    """One sentence per Chinese section that translates an older English text than the one
+    that stands now."""
+    found = []
+    for ours, theirs in ((e, c) for e, c in paired(english_sections, chinese_sections)):
+        recorded = theirs.marker["hash"]
+        if recorded == "new":
+            found.append(f"{theirs.where}: {theirs.heading!r} is not translated yet (marked new)")
+        elif recorded != ours.hash:
+            found.append(f"{theirs.where}: {theirs.heading!r} translates {ours.heading!r} as it "
+                         f"was ({recorded}); the English is now {ours.hash}")
+    return found
+
+
+# ======================================================================
+# What the Chinese must keep of the English: code, inline code, links, exercises
+# ======================================================================
+
+
+def paragraphs(lines):
+    """The paragraphs of some prose, each on one line (inline code may span lines)."""
+    return [" ".join(paragraph.split()) for paragraph in re.split(r"\n\s*\n", "\n".join(lines))]
+
+
+def code_spans(lines):
+    return {match[2].strip() for text in paragraphs(lines) for match in CODE_SPAN.finditer(text)}
+
+
+def without_code_spans(lines):
+    return " ".join(CODE_SPAN.sub(" ", text) for text in paragraphs(lines))
+
+
+def links(lines):
+    return set(LINK.findall(without_code_spans(lines)))
+
+
+def chinese_target(target, folder, root=ROOT):
+    """Where a link of the English page should go in the Chinese one: a page that has a
+    translation, to its translation; anything else, to the same place."""
+    path, _, anchor = target.partition("#")
+    resolved = (folder / path).resolve() if path and "://" not in path else None
+    if resolved is not None and resolved.name == "README.md" and (
+            resolved.with_name(TRANSLATION).exists()):
+        return str(re.sub(r"README\.md$", TRANSLATION, path)) + (f"#{anchor}" if anchor else "")
+    return target
+
+
+def exercises(section):
+    """The items of an exercises section: [their lines], one list per `N. ` item."""
+    items = []
+    for line in section.lines:
+        if EXERCISE.match(line):
+            items.append([])
+        if items:
+            items[-1].append(line)
+    return items
+
+
+def blocks_as_written(section):
+    return [(block.language, block.lines) for block in section.blocks]
+
+
+# ======================================================================
+# The generated tables, the language lines, the glossary
+# ======================================================================
+
+ZH_README_HEADER = ["| 章 | 新增内容 | 行数 | 增 | 删 |", "| --- | --- | --- | --- | --- |"]
+
+
+def chinese_summary(name, root=ROOT):
+    """'agent 循环。' from the title '# s01_loop: agent 循环。' of the Chinese lesson."""
+    return read(name, LANGUAGE, root).splitlines()[0].split(": ", 1)[1]
+
+
+def zh_readme_table(root=ROOT):
+    """The chapter table of README.zh-CN.md: the English one's figures, a translated lesson's
+    Chinese title and link (an untranslated one's English)."""
+    rows = []
+    for name in CHAPTERS:
+        if not (root / name / "code.py").exists():
+            continue
+        found = changes.what_changed(name, root)
+        if translation(name, root).exists():
+            link, summary = f"{name}/{TRANSLATION}", chinese_summary(name, root)
+        else:
+            link, summary = f"{name}/README.md", changes.summary_of(name, root)
+        rows.append(f"| [{name}]({link}) | {summary} | {found.lines} | +{found.added} "
+                    f"| -{found.removed} |")
+    return "\n".join(ZH_README_HEADER + rows)
+
+
+def expected_table(name, root=ROOT):
+    """(begin marker, end marker, the table) the Chinese page must hold."""
+    if name == "README":
+        return changes.README_BEGIN, changes.README_END, zh_readme_table(root)
+    return changes.BEGIN, changes.END, changes.lesson_table(changes.what_changed(name, root))
+
+
+def language_line(text):
+    """The first line after the title that is not blank and not a marker, or None."""
+    for line in text.splitlines()[1:]:
+        if line.strip() and not MARKER.fullmatch(line.strip()):
+            return line.strip()
+    return None
+
+
+def glossary():
+    """[(English term, Chinese, [renderings not to use])] from the table of GLOSSARY.zh-CN.md."""
+    rows = []
+    for line in (ROOT / GLOSSARY).read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if line.startswith("|") and len(cells) >= 3 and not set(cells[0]) <= set("- ") and (
+                cells[0] != "English"):
+            avoided = [word.strip() for word in cells[2].split("、") if word.strip()]
+            rows.append((cells[0], cells[1], avoided))
+    return rows
+
+
+# ======================================================================
+# The tests
+# ======================================================================
+
+
+@pytest.mark.parametrize("name", TRANSLATED)
+def test_every_code_fence_names_its_language(name):
+    blocks = lessons.parse_blocks(read(name, LANGUAGE), source(name, LANGUAGE))
+    assert [block.where for block in blocks if not block.language] == []
+
+
+@pytest.mark.parametrize("name", TRANSLATED_LESSONS)
+def test_every_python_block_is_a_run_of_code_py_lines_or_runs_joined_by_dots(name):
+    lines = lessons.code_lines(name)
+    quotes = [block for block in lessons.parse_blocks(read(name, LANGUAGE), source(name, LANGUAGE))
+              if block.language == "python" and not lessons.is_sketch(block)]
+    wrong = {block.where: lessons.where_runs_stand(block.lines, lines) for block in quotes}
+    assert {where: why for where, why in wrong.items() if why} == {}
+
+
+@pytest.mark.parametrize("name", TRANSLATED)
+def test_the_sections_are_the_english_ones_in_the_same_order(name):
+    assert structure_problems(sections_of(name), sections_of(name, LANGUAGE)) == []
+
+
+@pytest.mark.parametrize("name", TRANSLATED)
+def test_no_section_translates_an_older_english_text(name):
+    # Bring the Chinese up to date, then: .venv/bin/python tests/sync_zh.py --accept TITLE name
+    assert stale_sections(sections_of(name), sections_of(name, LANGUAGE)) == []
+
+
+@pytest.mark.parametrize("name", TRANSLATED)
+def test_each_section_has_the_code_blocks_of_its_english_section(name):
+    # To copy them: .venv/bin/python tests/sync_zh.py name
+    differ = [f"{theirs.where} ({theirs.heading!r}) against {ours.where}"
+              for ours, theirs in paired(sections_of(name), sections_of(name, LANGUAGE))
+              if blocks_as_written(ours) != blocks_as_written(theirs)]
+    assert differ == []
+
+
+@pytest.mark.parametrize("name", TRANSLATED)
+def test_the_commands_and_their_transcripts_are_the_english_ones(name):
+    """Checked for equality, not run: tests/test_lessons.py runs each of them on the English
+    page. A ```text block is a transcript when it follows a ```bash block with only blank lines
+    between them, so the pairs must be the same too."""
+    def scripts(language):
+        return [([command.text for command in script.commands], script.expected)
+                for script in lessons.bash_scripts(read(name, language), source(name, language))]
+
+    assert scripts(LANGUAGE) == scripts("en")
+
+
+@pytest.mark.parametrize("name", TRANSLATED)
+def test_each_section_keeps_the_inline_code_and_the_links_of_its_english_section(name):
+    folder = english(name).parent
+    differ = {}
+    for ours, theirs in paired(sections_of(name), sections_of(name, LANGUAGE)):
+        spans = code_spans(theirs.lines), code_spans(ours.lines)
+        wanted = {chinese_target(target, folder) for target in links(ours.lines)}
+        found = links(theirs.lines) - {GLOSSARY, f"../{GLOSSARY}"}
+        if spans[0] != spans[1] or found != wanted:
+            differ[theirs.where] = {"code only here": sorted(spans[0] - spans[1]),
+                                    "code only in the English": sorted(spans[1] - spans[0]),
+                                    "links only here": sorted(found - wanted),
+                                    "links the English has": sorted(wanted - found)}
+    assert differ == {}
+
+
+@pytest.mark.parametrize("name", TRANSLATED_LESSONS)
+def test_the_exercises_are_the_english_ones(name):
+    found = {language: next(section for section in sections_of(name, language)
+                            if (section.marker or {}).get("title", section.title) == "Exercises")
+             for language in ("en", LANGUAGE)}
+    ours, theirs = exercises(found["en"]), exercises(found[LANGUAGE])
+    assert len(theirs) == len(ours)
+    assert [code_spans(item) for item in theirs] == [code_spans(item) for item in ours]
+
+
+@pytest.mark.parametrize("name", TRANSLATED)
+def test_every_section_is_written_in_chinese(name):
+    english_only = [section.where for section in sections_of(name, LANGUAGE)
+                    if not CHINESE.search(without_code_spans(section.lines))]
+    assert english_only == []
+
+
+@pytest.mark.parametrize("name", TRANSLATED)
+def test_the_generated_table_is_the_one_the_code_gives(name):
+    # To rewrite it: .venv/bin/python tests/sync_zh.py name
+    begin, end, table = expected_table(name)
+    assert changes.between(read(name, LANGUAGE), begin, end) == table
+
+
+@pytest.mark.parametrize("name", TRANSLATED_LESSONS)
+def test_the_title_names_the_chapter(name):
+    title = read(name, LANGUAGE).splitlines()[0]
+    assert title.startswith(f"# {name}: ") and CHINESE.search(title)
+
+
+@pytest.mark.parametrize("name", TRANSLATED_LESSONS)
+def test_no_command_hides_in_the_prose_outside_the_exercises(name):
+    text = read(name, LANGUAGE)
+    titles = {section.marker["title"]: section.title for section in read_sections(text, "")
+              if section.marker}
+    assert lessons.commands_in_prose(text, titles["Exercises"], titles["Next"]) == []
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_a_translated_page_and_its_english_page_link_to_each_other(name):
+    english_text = read(name)
+    if name not in TRANSLATED:
+        assert [line for line in english_text.splitlines() if is_language_line(line)] == []
+        return
+    assert (language_line(english_text), language_line(read(name, LANGUAGE))) == (
+        LANGUAGE_LINES["en"], LANGUAGE_LINES[LANGUAGE])
+
+
+# Figures the Chinese prose gives: (chapter, the constant in code.py, the words around it)
+ZH_FIGURES = [
+    ("s01_loop", "BASH_TIMEOUT", "{} 秒超时"),
+    ("s01_loop", "OUTPUT_LIMIT", "只保留输出的前 {:,} 字节"),
+    ("s01_loop", "MAX_TOKENS", "max_tokens ({})"),
+    ("s02_tools", "READ_LIMIT", "`READ_LIMIT`（{:,}）行"),
+    ("s02_tools", "LINE_LIMIT", "超过 {:,} 个字符的行"),
+    ("s02_tools", "READ_CHAR_LIMIT", "读到 {:,} 个字符为止"),
+    ("s02_tools", "GLOB_LIMIT", "最多返回 {} 个路径"),
+    ("s03_permissions", "ASK_LIMIT", "最多问 {} 次"),
+]
+
+
+@pytest.mark.parametrize("name, constant, words",
+                         [row for row in ZH_FIGURES if row[0] in TRANSLATED])
+def test_a_figure_in_the_prose_is_the_one_in_the_code(name, constant, words):
+    def spaced(text):  # a line may break anywhere in Chinese prose
+        return " ".join(text.split())
+
+    assert spaced(words.format(getattr(load_chapter(name), constant))) in spaced(
+        read(name, LANGUAGE))
+
+
+@pytest.mark.skipif("s01_loop" not in TRANSLATED, reason="s01_loop is not translated")
+def test_the_s01_stop_reason_table_prints_what_finish_reply_prints():
+    rows = [re.fullmatch(r"\| `(\w+)` \| 打印 `(.*)` \|", line)
+            for line in read("s01_loop", LANGUAGE).splitlines()]
+    assert {row[1]: row[2] for row in rows if row} == load_chapter("s01_loop").STOP_MESSAGES
+
+
+# The terms the course names in its issue; the glossary fixes their Chinese.
+GLOSSARY_TERMS = ["harness", "agent loop", "tool call", "tool result", "permission mode", "rule",
+                  "hook", "plan mode", "reminder", "scripted model", "transcript", "workspace"]
+
+
+def test_the_glossary_fixes_the_recurring_terms_and_no_page_uses_a_rejected_one():
+    rows = glossary()
+    assert [term for term in GLOSSARY_TERMS if term not in {row[0] for row in rows}] == []
+    used = {}
+    for name in TRANSLATED:
+        for section in sections_of(name, LANGUAGE):
+            prose = without_code_spans(section.lines)
+            for _term, chinese, avoided in rows:
+                for word in avoided:
+                    if word in prose:
+                        used.setdefault(section.where, []).append(f"{word} (say {chinese})")
+    assert used == {}
+
+
+# ---- the checks themselves, on pages changed on purpose ------------------------------------
+
+
+FIRST = TRANSLATED_LESSONS[0] if TRANSLATED_LESSONS else None
+
+
+@pytest.mark.skipif(FIRST is None, reason="no lesson is translated yet")
+def test_a_changed_english_section_makes_its_translation_stale_and_is_named():
+    english_text, chinese_text = read(FIRST), read(FIRST, LANGUAGE)
+    chinese = read_sections(chinese_text, "zh")
+    assert stale_sections(read_sections(english_text, "en"), chinese) == []
+    problem = read_sections(english_text, "en")[1]  # the first ## section
+    lines = english_text.splitlines()
+    changed = lines[: problem.start + 2] + ["One more sentence."] + lines[problem.start + 2 :]
+    found = stale_sections(read_sections("\n".join(changed), "en"), chinese)
+    assert len(found) == 1 and f"translates {problem.heading!r} as it was" in found[0]
+    # the same paragraph wrapped at other places, or a changed code block: no prose is stale
+    lines = english_text.splitlines()
+    first = lines[problem.start + 2]
+    lines[problem.start + 2] = first.replace(" ", "\n", 1).replace(" ", "   ", 1) + "  "
+    block = next(section for section in read_sections(english_text, "en") if section.blocks)
+    lines[block.blocks[0].start + 1] = "# a changed line"
+    assert stale_sections(read_sections("\n".join(lines), "en"), chinese) == []
+
+
+def copy_pages(tmp_path, names):
+    """The files a page's checks read, copied into tmp_path (for the sync tool)."""
+    wanted = ["README.md", TRANSLATION, *(f"{name}/{file}" for name in CHAPTERS
+                                          for file in ("README.md", TRANSLATION, "code.py"))]
+    for relative in wanted:
+        if (ROOT / relative).exists():
+            (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(ROOT / relative, tmp_path / relative)
+    return tmp_path
+
+
+@pytest.mark.skipif(FIRST is None, reason="no lesson is translated yet")
+def test_the_sync_tool_copies_code_and_tables_names_stale_prose_and_accepts_it_only_when_asked(
+        tmp_path):
+    import sync_zh
+
+    root = copy_pages(tmp_path, [FIRST])
+    path = english(FIRST, root)
+    before = translation(FIRST, root).read_text(encoding="utf-8")
+    assert sync_zh.sync(FIRST, root, history=False) == ([], False)
+    sections = read_sections(path.read_text(encoding="utf-8"), "en")
+    target = next(s for s in sections if s.blocks and s.level == 2)
+    block = target.blocks[0]
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[block.start + 1] += "  "  # a changed code block (trailing spaces: still a quote)
+    lines.insert(target.start + 1, "A new first sentence.")  # and changed prose
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    report, changed = sync_zh.sync(FIRST, root, history=False)
+    after = translation(FIRST, root).read_text(encoding="utf-8")
+    assert changed and after != before
+    chinese = read_sections(after, "zh")
+    english_now = read_sections(path.read_text(encoding="utf-8"), "en")
+    assert [blocks_as_written(c) for _, c in paired(english_now, chinese)] == [
+        blocks_as_written(e) for e, _ in paired(english_now, chinese)]
+    assert len(report) == 1 and f"{target.heading!r} as it was" in report[0]
+    assert "A new first sentence." in report[0]  # the English to translate
+    assert len(stale_sections(english_now, chinese)) == 1  # the tool did not accept it
+
+    report, changed = sync_zh.sync(FIRST, root, accept=[target.title], history=False)
+    assert (report, changed) == ([], True)
+    assert stale_sections(english_now, read_sections(
+        translation(FIRST, root).read_text(encoding="utf-8"), "zh")) == []
+
+
+@pytest.mark.skipif(FIRST is None, reason="no lesson is translated yet")
+def test_the_sync_tool_adds_a_new_english_section_untranslated_and_the_test_names_it(tmp_path):
+    import sync_zh
+
+    root = copy_pages(tmp_path, [FIRST])
+    path = english(FIRST, root)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    at = read_sections("\n".join(lines), "en")[2].start
+    lines[at:at] = ["## A new section", "", "Its prose.", ""]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    english_now = read_sections(path.read_text(encoding="utf-8"), "en")
+    before = read_sections(translation(FIRST, root).read_text(encoding="utf-8"), "zh")
+    assert structure_problems(english_now, before) == [
+        f"the English section '## A new section' (en:{at + 1}) has no Chinese section that "
+        "translates it, in this place"]
+
+    report, changed = sync_zh.sync(FIRST, root, history=False)
+    after = read_sections(translation(FIRST, root).read_text(encoding="utf-8"), "zh")
+    assert changed and structure_problems(english_now, after) == []
+    assert [line for line in report if "'## A new section'" in line] != []
+    assert [s for s in stale_sections(english_now, after) if "marked new" in s] != []
+
+
+@pytest.mark.skipif(FIRST is None, reason="no lesson is translated yet")
+def test_the_sync_tool_starts_a_page_with_every_section_marked_new(tmp_path):
+    import sync_zh
+
+    root = copy_pages(tmp_path, [FIRST])
+    translation(FIRST, root).unlink()
+    path = english(FIRST, root)
+    path.write_text("\n".join(line for line in path.read_text(encoding="utf-8").splitlines()
+                              if not is_language_line(line)) + "\n", encoding="utf-8")
+    sync_zh.start(FIRST, root)
+    english_now = read_sections(path.read_text(encoding="utf-8"), "en")
+    started = read_sections(translation(FIRST, root).read_text(encoding="utf-8"), "zh")
+    assert structure_problems(english_now, started) == []
+    assert [section.marker["hash"] for section in started] == ["new"] * len(english_now)
+    assert [blocks_as_written(section) for section in started] == [
+        blocks_as_written(section) for section in english_now]
+    assert (language_line(path.read_text(encoding="utf-8")), language_line(
+        translation(FIRST, root).read_text(encoding="utf-8"))) == (
+        LANGUAGE_LINES["en"], LANGUAGE_LINES[LANGUAGE])
+
+
+def test_every_page_has_its_chinese_translation():
+    # A new lesson: .venv/bin/python tests/sync_zh.py --start sNN_x, translate it, --accept '*'
+    assert [name for name in PAGES if name not in TRANSLATED] == []
