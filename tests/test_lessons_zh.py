@@ -452,9 +452,14 @@ def test_a_figure_in_the_prose_is_the_one_in_the_code(name, constant, words):
 
 @pytest.mark.skipif("s01_loop" not in TRANSLATED, reason="s01_loop is not translated")
 def test_the_s01_stop_reason_table_prints_what_finish_reply_prints():
-    rows = [re.fullmatch(r"\| `(\w+)` \| 打印 `(.*)` \|", line)
+    """Each row `| `reason` | 打印 `line`[，收回这一轮][（a note）] |`: the lines are STOP_MESSAGES,
+    and the rows that take the turn back are FORGET_PROMPT's reasons (as in the English)."""
+    rows = [re.fullmatch(r"\| `(\w+)` \| 打印 `([^`]*)`(，收回这一轮)?(（.*）)? \|", line)
             for line in read("s01_loop", LANGUAGE).splitlines()]
-    assert {row[1]: row[2] for row in rows if row} == load_chapter("s01_loop").STOP_MESSAGES
+    chapter = load_chapter("s01_loop")
+    table = {row[1]: row[2] for row in rows if row}
+    taken_back = {row[1] for row in rows if row and row[3]}
+    assert (table, taken_back) == (chapter.STOP_MESSAGES, chapter.FORGET_PROMPT)
 
 
 # The terms the course names in its issue; the glossary fixes their Chinese.
