@@ -1,0 +1,291 @@
+"""Every exercise works: its check fails on the chapter as shipped and passes with its solution.
+
+For each exercise (sNN_x/exercises/test_exN.py and solutions/exN.patch, read by
+course/exercises.py):
+
+- on the chapter as shipped, the check fails, and the first line of its message is a sentence;
+- `git apply` puts the solution on a temporary copy of the chapter folder, and there the check
+  passes;
+- in that copy, the chapter's core tests (CORE below: a few exact-shape tests of the loop and of
+  each section the chapter's exercises touch) still pass, and each test that the solution's
+  header lists as changed on purpose fails;
+- what the model sees (system prompt, tools) is the reviewed golden file, plus at its end the
+  tools the header says the solution adds, and nothing else; the core tests compare the requests
+  with that.
+
+The lessons list the exercises as the checks describe them, and a plain `pytest` collects no
+check (testpaths stay `tests`).
+
+Speed: the checks run in this process (the check module is imported and its check(path)
+called). The chapter tests run in one nested pytest session for all the copies (pytest.main
+with the plugin Reruns below): each chosen test runs once per copy, its chapter module loaded
+from the copy (support.load_chapter is pointed at it meanwhile). Run alone, this file also
+pays for importing the chapter test modules.
+"""
+
+import contextlib
+import importlib.util
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from _pytest.runner import runtestprotocol
+from _pytest.unraisableexception import gc_collect_iterations_key
+
+import support
+from course import check as course_check
+from course.check import Missing
+from course.exercises import exercises, lesson_section, render
+from support import PRESENT, ROOT
+
+EXERCISES = {f"{e.chapter}-ex{e.number}": e for chapter in PRESENT for e in exercises(chapter)}
+
+# The chapter tests each solved copy must still pass (those its header lists aside). A name
+# without [...] means every case of that test that loads the chapter.
+CORE = {
+    "s01_loop": [
+        "tests/test_s01_loop.py::test_one_tool_round_sends_the_result_back_and_ends_on_the_answer",
+        "tests/test_s01_loop.py::test_several_tool_uses_in_one_turn_are_answered_in_one_user_turn"
+        "_in_order",
+        "tests/test_s01_loop.py::test_bad_tool_inputs_are_errors_the_model_sees_and_nothing_runs",
+        "tests/test_s01_loop.py::test_max_tokens_with_a_tool_use_does_not_run_it_but_still_answers"
+        "_it",
+        "tests/test_s01_loop.py::test_api_error_after_a_tool_round_keeps_the_history_and_the_next"
+        "_prompt_joins_it",
+        "tests/test_s01_loop.py::test_catastrophic_commands_are_refused_without_running"
+        "[rm -rf /-deletes the root or home folder]",
+        "tests/test_s01_loop.py::test_ordinary_commands_that_look_similar_are_not_refused",
+        "tests/test_s01_loop.py::test_output_at_the_limit_is_kept_whole",
+    ],
+}
+
+_checks = {}
+
+
+def check_of(exercise):
+    """The check module of an exercise, imported from its file once."""
+    if exercise.check not in _checks:
+        path = ROOT / exercise.check
+        name = f"check_{exercise.chapter}_ex{exercise.number}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _checks[exercise.check] = module
+    return _checks[exercise.check]
+
+
+# ======================================================================
+# The checks, on the chapter as shipped and with the solution
+# ======================================================================
+
+@pytest.mark.parametrize("name", EXERCISES)
+def test_on_the_chapter_as_shipped_the_check_fails_saying_what_is_missing(name):
+    exercise = EXERCISES[name]
+    with pytest.raises(Missing) as caught:
+        check_of(exercise).check(ROOT / exercise.chapter / "code.py")
+    first_line = str(caught.value).splitlines()[0]
+    assert (first_line.endswith("."), first_line[:1].strip() != "") == (True, True)
+
+
+@pytest.fixture(scope="module")
+def solved(tmp_path_factory):
+    """Each exercise's chapter folder copied, with its solution applied by `git apply`."""
+    base = tmp_path_factory.mktemp("solved")
+    # git looks for a repository above the copy unless told where to stop
+    env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(base)}
+    copies = {}
+    for name, exercise in EXERCISES.items():
+        root = base / name
+        shutil.copytree(ROOT / exercise.chapter, root / exercise.chapter,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.ipynb", "exercises"))
+        applied = subprocess.run(["git", "apply", str(ROOT / exercise.solution)], cwd=root,
+                                 env=env, capture_output=True, text=True, timeout=60)
+        copies[name] = SimpleNamespace(exercise=exercise, code=root / exercise.chapter / "code.py",
+                                       applied=applied)
+    return copies
+
+
+@pytest.mark.parametrize("name", EXERCISES)
+def test_with_its_solution_applied_the_check_passes(solved, name):
+    copy = solved[name]
+    assert (copy.applied.returncode, copy.applied.stderr) == (0, "")
+    check_of(copy.exercise).check(copy.code)
+
+
+def what_the_model_sees(module):
+    return {"system": module.system_prompt("/WORKDIR").replace("/WORKDIR", "{workdir}"),
+            "tools": module.TOOLS}
+
+
+@pytest.mark.parametrize("name", EXERCISES)
+def test_a_solution_changes_what_the_model_sees_only_by_the_tools_it_adds(solved, name):
+    copy = solved[name]
+    seen = what_the_model_sees(course_check.load(copy.code))
+    reviewed = support.golden(copy.exercise.chapter)
+    added = seen["tools"][len(reviewed["tools"]):]
+    assert [tool["name"] for tool in added] == copy.exercise.adds_tools
+    assert seen == {"system": reviewed["system"], "tools": reviewed["tools"] + added}
+
+
+# ======================================================================
+# The chapter tests, in each solved copy
+# ======================================================================
+
+def loads(item, chapter):
+    """Does this test item load that chapter (a parameter, or the sNN fixture)?"""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return any(value == chapter for value in params.values()) or (
+        chapter.split("_")[0] in item.fixturenames)
+
+
+def named(item, entry):
+    return item.nodeid == entry or item.nodeid.startswith(entry + "[")
+
+
+@contextlib.contextmanager
+def pointed_at(copy):
+    """support.load_chapter (in every test module that imported it) loads the solved copy for
+    the copy's chapter, and support.golden adds the tools the solution adds. Yields the list of
+    the modules loaded from the copy."""
+    chapter, loaded = copy.exercise.chapter, []
+    load_chapter, golden = support.load_chapter, support.golden
+    added = what_the_model_sees(course_check.load(copy.code))["tools"][
+        len(golden(chapter)["tools"]):]
+
+    def load_copy(name):
+        if name != chapter:
+            return load_chapter(name)
+        loaded.append(course_check.load(copy.code))
+        return loaded[-1]
+
+    def golden_with_added_tools(name):
+        seen = golden(name)
+        return {**seen, "tools": seen["tools"] + added} if name == chapter else seen
+
+    modules = [module for module in list(sys.modules.values())
+               if getattr(module, "load_chapter", None) is load_chapter]
+    for module in modules:
+        module.load_chapter = load_copy
+    support.golden = golden_with_added_tools
+    try:
+        yield loaded
+    finally:
+        support.golden = golden
+        for module in modules:
+            module.load_chapter = load_chapter
+
+
+class Reruns:
+    """A pytest plugin for the nested session: runs the core tests and the listed ones of each
+    exercise's chapter against its solved copy; the outcomes go to .jobs[name]."""
+
+    def __init__(self, copies):
+        self.copies = copies
+        self.jobs = {}
+
+    def pytest_configure(self, config):
+        # as pytester does for a nested run: no gc.collect() at the end (a second or more here)
+        config.stash[gc_collect_iterations_key] = 0
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session):
+        for name, copy in self.copies.items():
+            chapter = copy.exercise.chapter
+            entries = CORE.get(chapter, []) + copy.exercise.changes
+            chosen = [item for item in session.items if loads(item, chapter)
+                      and any(named(item, entry) for entry in entries)]
+            job = self.jobs[name] = SimpleNamespace(
+                unmatched=[entry for entry in entries
+                           if not any(named(item, entry) for item in chosen)],
+                changed=[item.nodeid for item in chosen
+                         if any(named(item, entry) for entry in copy.exercise.changes)],
+                failed={}, passed=[], unloaded=[])
+            with pointed_at(copy) as loaded:
+                for item in chosen:
+                    before = len(loaded)
+                    reports = runtestprotocol(item, nextitem=None, log=False)
+                    if len(loaded) == before:
+                        job.unloaded.append(item.nodeid)
+                    failed = [report for report in reports if report.failed]
+                    if failed:
+                        job.failed[item.nodeid] = failed[0].longreprtext
+                    else:
+                        job.passed.append(item.nodeid)
+        return True
+
+
+@contextlib.contextmanager
+def nested_session_state():
+    """What a nested pytest session changes in this process, put back afterwards: it imports
+    tests/conftest.py again (which wraps socket.connect once more)."""
+    conftest = sys.modules.get("conftest")
+    connect, connect_ex = socket.socket.connect, socket.socket.connect_ex
+    try:
+        yield
+    finally:
+        socket.socket.connect, socket.socket.connect_ex = connect, connect_ex
+        if conftest is not None:
+            sys.modules["conftest"] = conftest
+
+
+@pytest.fixture(scope="module")
+def reruns(solved):
+    copies = {name: copy for name, copy in solved.items() if copy.applied.returncode == 0}
+    files = sorted({entry.split("::")[0] for copy in copies.values()
+                    for entry in CORE.get(copy.exercise.chapter, []) + copy.exercise.changes})
+    plugin = Reruns(copies)
+    basetemp = Path(tempfile.mkdtemp(prefix="exercise-reruns-"))
+    try:
+        with nested_session_state():
+            pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:faulthandler",
+                         "-p", "no:xdist", "-p", "no:hypothesispytest", "-o", "addopts=",
+                         "--basetemp", str(basetemp), "--rootdir", str(ROOT),
+                         "-W", "ignore::pytest.PytestAssertRewriteWarning",
+                         *[str(ROOT / file) for file in files]], plugins=[plugin])
+    finally:
+        shutil.rmtree(basetemp, ignore_errors=True)
+    return plugin.jobs
+
+
+@pytest.mark.parametrize("name", EXERCISES)
+def test_with_its_solution_the_core_tests_pass_and_the_listed_ones_fail(solved, reruns, name):
+    assert solved[name].applied.returncode == 0
+    job = reruns[name]
+    assert job.unmatched == []  # a test named in CORE or the header that is no longer there
+    assert job.unloaded == []  # a test that did not load the copy: it proved nothing
+    changed_failed = [nodeid for nodeid in job.changed if nodeid in job.failed]
+    core_failed = {nodeid: text for nodeid, text in job.failed.items() if nodeid not in job.changed}
+    assert (core_failed, changed_failed) == ({}, job.changed)
+
+
+# ======================================================================
+# The lessons, and what a plain pytest collects
+# ======================================================================
+
+@pytest.mark.parametrize("chapter", PRESENT)
+def test_every_chapter_has_three_exercises_or_more_each_with_a_check_and_a_solution(chapter):
+    numbers = [e.number for e in EXERCISES.values() if e.chapter == chapter]
+    assert numbers == list(range(1, max(len(numbers), 3) + 1))
+
+
+@pytest.mark.parametrize("chapter", PRESENT)
+def test_the_lesson_lists_the_exercises_as_their_checks_describe_them(chapter):
+    readme = (ROOT / chapter / "README.md").read_text(encoding="utf-8")
+    # rewritten by: .venv/bin/python -m course.exercises
+    assert lesson_section(readme) == render(chapter)
+    headings = [line for line in readme.splitlines() if line.startswith("## ")]
+    assert headings[-2:] == ["## Exercises", "## Next"]
+
+
+def test_a_plain_pytest_collects_tests_only_and_no_exercise_check():
+    import tomllib
+
+    settings = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert settings["tool"]["pytest"]["ini_options"]["testpaths"] == ["tests"]
+    assert [e.check for e in EXERCISES.values() if e.check.startswith("tests/")] == []
