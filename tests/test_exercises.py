@@ -63,6 +63,18 @@ CORE = {
         "tests/test_s01_loop.py::test_ordinary_commands_that_look_similar_are_not_refused",
         "tests/test_s01_loop.py::test_output_at_the_limit_is_kept_whole",
     ],
+    "s02_tools": [
+        "tests/test_s01_loop.py::test_one_tool_round_sends_the_result_back_and_ends_on_the_answer",
+        "tests/test_s02_tools.py::test_a_turn_with_file_tools_writes_reads_and_edits_with_exact"
+        "_results",
+        "tests/test_s02_tools.py::test_bad_file_tool_input_is_an_error_and_touches_nothing",
+        "tests/test_s02_tools.py::test_read_file_numbers_the_lines_from_one",
+        "tests/test_s02_tools.py::test_glob_lists_matching_files_sorted_and_relative",
+        "tests/test_s02_tools.py::test_glob_skips_files_that_symlinks_lead_outside_to",
+        "tests/test_s02_tools.py::test_guard_refuses_paths_that_lead_out",
+        "tests/test_s02_tools.py::test_guard_allows_paths_inside_including_absolute_ones_and_links"
+        "_that_stay_in",
+    ],
 }
 
 _checks = {}
