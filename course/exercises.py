@@ -35,6 +35,8 @@ CHECK = re.compile(r"test_ex(\d+)\.py")
 DOCSTRING = re.compile(r"Exercise (?P<number>\d+): (?P<title>[^\n]+?)\n\n"
                        r"Task: (?P<task>.+?)\n\nHint: (?P<hint>.+)", re.S)
 CHANGES = "Chapter tests this changes on purpose:"
+# the line may say why, before its colon: "Chapter tests this changes on purpose (why):"
+CHANGES_LINE = re.compile(r"Chapter tests this changes on purpose(?: \(.+\))?:(?P<rest>.*)")
 ADDS_TOOLS = "Tools this adds to what the model sees:"
 SECTION = "## Exercises\n"
 NEXT = "## Next"
@@ -77,8 +79,9 @@ def solution_header(path):
     header = path.read_text(encoding="utf-8").split("\ndiff --git ", 1)[0].splitlines()
     changes, adds_tools = None, []
     for number, line in enumerate(header):
-        if line.startswith(CHANGES):
-            rest = line.removeprefix(CHANGES).strip()
+        changes_line = CHANGES_LINE.fullmatch(line)
+        if changes_line:
+            rest = changes_line["rest"].strip()
             if rest not in ("", "none"):
                 raise ExerciseError(f"{path}: after {CHANGES!r} write none, or the tests below it")
             listed = [item.strip() for item in header[number + 1:]]

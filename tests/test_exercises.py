@@ -75,6 +75,20 @@ CORE = {
         "tests/test_s02_tools.py::test_guard_allows_paths_inside_including_absolute_ones_and_links"
         "_that_stay_in",
     ],
+    "s03_permissions": [
+        "tests/test_s03_permissions.py::test_a_read_only_command_runs_without_asking",
+        "tests/test_s03_permissions.py::test_ask_and_yes_runs_the_call",
+        "tests/test_s03_permissions.py::test_each_mode_decides_what_asks",
+        "tests/test_s03_permissions.py::test_check_permission_table",
+        "tests/test_s03_permissions.py::test_rules_deny_beats_ask_beats_allow_in_every_mode"
+        "[s03_permissions-default]",
+        "tests/test_s03_permissions.py::test_rules_in_a_whole_turn",
+        "tests/test_s03_permissions.py::test_the_read_only_classifier",
+        "tests/test_s03_permissions.py::test_a_bad_settings_file_raises_naming_the_file_and_the"
+        "_problem",
+        "tests/test_s03_question.py::test_a_change_to_the_settings_asks_in_every_mode_and_n_leaves"
+        "_the_file_as_it_was[s03_permissions-bash-accept_edits]",
+    ],
 }
 
 _checks = {}
