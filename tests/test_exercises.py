@@ -89,6 +89,18 @@ CORE = {
         "tests/test_s03_question.py::test_a_change_to_the_settings_asks_in_every_mode_and_n_leaves"
         "_the_file_as_it_was[s03_permissions-bash-accept_edits]",
     ],
+    "s04_hooks": [
+        "tests/test_s03_permissions.py::test_rules_in_a_whole_turn",
+        "tests/test_s04_hooks.py::test_hook_text_marks_the_words_of_a_hook",
+        "tests/test_s04_hooks.py::test_user_prompt_submit_context_follows_the_prompt",
+        "tests/test_s04_hooks.py::test_pre_tool_use_block_beats_bypass_mode",
+        "tests/test_s04_hooks.py::test_pre_tool_use_allow_never_lifts_a_deny",
+        "tests/test_s04_hooks.py::test_post_tool_use_feedback_is_added_to_the_result",
+        "tests/test_s04_hooks.py::test_the_example_hook_reports_a_python_file_that_no_longer_parses",
+        "tests/test_s04_hooks.py::test_stop_block_sends_the_model_back_to_work",
+        "tests/test_s04_hooks.py::test_command_hooks_get_the_event_as_json_on_stdin",
+        "tests/test_s04_hooks.py::test_add_hook_refuses_an_unknown_event_and_a_bad_regex",
+    ],
 }
 
 _checks = {}
