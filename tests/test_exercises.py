@@ -101,6 +101,18 @@ CORE = {
         "tests/test_s04_hooks.py::test_command_hooks_get_the_event_as_json_on_stdin",
         "tests/test_s04_hooks.py::test_add_hook_refuses_an_unknown_event_and_a_bad_regex",
     ],
+    "s05_todo_write": [
+        "tests/test_s05_todo_write.py::test_the_reminder_ends_the_third_rounds_user_turn",
+        "tests/test_s05_todo_write.py::test_a_todo_write_that_passes_moves_the_reminder",
+        "tests/test_s05_todo_write.py::test_a_failed_todo_write_does_not_reset_the_count",
+        "tests/test_s05_todo_write.py::test_parallel_tool_uses_are_one_round",
+        "tests/test_s05_todo_write.py::test_the_count_carries_across_prompts",
+        "tests/test_s05_todo_write.py::test_validate_todos_accepts",
+        "tests/test_s05_todo_write.py::test_validate_todos_refuses",
+        "tests/test_s05_todo_write.py::test_a_valid_list_replaces_the_old_one[twenty-items]",
+        "tests/test_s05_todo_write.py::test_an_invalid_list_keeps_the_old_one[two-in-progress]",
+        "tests/test_s05_todo_write.py::test_render_todos",
+    ],
 }
 
 _checks = {}
