@@ -42,10 +42,10 @@ SECTION = "## Exercises\n"
 NEXT = "## Next"
 
 INTRODUCTION = (
-    "Each exercise changes this chapter's `code.py`, as you would to add to it. Its check, run "
-    "from the repository root, fails until the change is done, and says in one line what is "
-    "still missing. The reference solutions are patches in `exercises/solutions/`: try first, "
-    "then compare."
+    "Each exercise asks for a change to this chapter's `code.py`. Its check, run from the "
+    "repository root, fails until the change is done, and says in one line what is still "
+    "missing. The reference solutions are patches in `exercises/solutions/`: try first, then "
+    "compare."
 )
 
 

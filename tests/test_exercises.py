@@ -6,9 +6,9 @@ course/exercises.py):
 - on the chapter as shipped, the check fails, and the first line of its message is a sentence;
 - `git apply` puts the solution on a temporary copy of the chapter folder, and there the check
   passes;
-- in that copy, the chapter's core tests (CORE below: a few exact-shape tests of the loop and of
-  each section the chapter's exercises touch) still pass, and each test that the solution's
-  header lists as changed on purpose fails;
+- in that copy, the chapter's core tests still pass (CORE below: five exact-shape tests per
+  chapter, of its loop and of the sections its exercises touch, each in its first case for the
+  chapter), and each test that the solution's header lists as changed on purpose fails;
 - what the model sees (system prompt, tools) is the reviewed golden file, plus at its end the
   tools the header says the solution adds, and nothing else; the core tests compare the requests
   with that.
@@ -19,8 +19,9 @@ check (testpaths stay `tests`).
 Speed: the checks run in this process (the check module is imported and its check(path)
 called). The chapter tests run in one nested pytest session for all the copies (pytest.main
 with the plugin Reruns below): each chosen test runs once per copy, its chapter module loaded
-from the copy (support.load_chapter is pointed at it meanwhile). Run alone, this file also
-pays for importing the chapter test modules.
+from the copy (support.load_chapter is pointed at it meanwhile). About a hundred chapter tests
+run so, a few seconds in all with the checks (tests/time_exercises.py prints the figures). Run
+alone, this file also pays for importing the chapter test modules.
 """
 
 import contextlib
