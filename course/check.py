@@ -3,6 +3,7 @@ in for the model, and fail with one sentence that says what is still missing.
 
     load(code)                          a fresh module from a code.py (a file that will not load
                                         fails the check with one line)
+    need(chapter, *names)               its attributes, or fail naming the one not there yet
     FakeClient(*replies)                client.messages.create() returns the replies in order
     reply(...), text(...), tool_use(...), result(...), user(...), assistant(...)
                                         the shapes the Messages API sends and takes
