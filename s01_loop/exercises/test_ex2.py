@@ -1,12 +1,12 @@
-"""Exercise 2: Stop a runaway loop.
+"""Exercise 2: Count the tool calls of a turn.
 
-Task: A model that asks for a tool in every reply never lets `agent_loop` end. Add
-`MAX_TOOL_ROUNDS = 20` and stop after that many tool rounds in one turn: once the last round's
-results are in the history, print `[Stopped after 20 tool rounds in one turn (MAX_TOOL_ROUNDS).]`
-and return without calling the model again. The history stays valid, so the next prompt goes
-on from there, and each turn counts its rounds from zero.
+Task: A turn can run many commands before the model answers, and the answer alone does not say
+how many. After the model's last reply of a turn that ran tools, print one line,
+`[3 tool calls in this turn]` (`[1 tool call in this turn]` for one), counting every tool call
+that ran in this turn, in all its rounds. A turn that ran no tool prints nothing more, and the
+model sees nothing new: the line is for the screen only.
 
-Hint: Count the rounds in `agent_loop`, next to its `continue`.
+Hint: A counter in `agent_loop`, set to zero before its loop and raised where the tools run.
 """
 
 from pathlib import Path
@@ -16,7 +16,6 @@ from course.check import (
     assistant,
     expect_equal,
     load,
-    need,
     new_session,
     reply,
     result,
@@ -39,33 +38,41 @@ def echoed(number):
     return result(f"toolu_{number}", f"{number}\n[exit code: 0]")
 
 
+def shown_call(number):
+    return f"  > bash: echo {number}\n    {number}\n    [exit code: 0]\n"
+
+
 def check(code):
     chapter = load(code)
-    (limit,) = need(chapter, "MAX_TOOL_ROUNDS")
-    expect_equal(limit, 20, "MAX_TOOL_ROUNDS should be 20.")
-    chapter.MAX_TOOL_ROUNDS = 3  # three rounds are enough to see the limit work
-    client = FakeClient(*(reply(echo(n)) for n in range(1, 6)), reply(text("Done.")))
-    with scratch() as work, screen() as shown:
+    client = FakeClient(reply(echo(1), echo(2)), reply(text("Two done."), echo(3)),
+                        reply(text("All done.")),
+                        reply(echo(4)), reply(text("Done.")),
+                        reply(text("Hello.")))
+    with scratch() as work, screen() as first:
         session = new_session(chapter, client, work)
         chapter.run_turn(session, "go")
-    rounds = [message for n in (1, 2, 3) for message in (assistant(echo(n)), user(echoed(n)))]
-    expect_equal(len(client.calls), 3, "After 3 rounds (MAX_TOOL_ROUNDS = 3) the loop still "
-                 "calls the model: stop it once the third round's results are in.")
-    expect_equal(session.messages, [user(text("go")), *rounds],
-                 "The history after the stop is not the prompt and the three rounds.")
-    lines = [f"  > bash: echo {n}\n    {n}\n    [exit code: 0]\n" for n in (1, 2, 3)]
-    expect_equal(shown.text, "".join(lines) + "[Stopped after 3 tool rounds in one turn "
-                 "(MAX_TOOL_ROUNDS).]\n", "The screen does not end with the line that says why "
-                 "the loop stopped.")
-    with scratch() as work, screen():
+    expect_equal(first.text, shown_call(1) + shown_call(2) + "Two done.\n" + shown_call(3)
+                 + "All done.\n[3 tool calls in this turn]\n",
+                 "After the last reply of a turn that ran three tool calls, the screen does not "
+                 "show the line [3 tool calls in this turn].")
+    expect_equal(session.messages, [
+        user(text("go")), assistant(echo(1), echo(2)), user(echoed(1), echoed(2)),
+        assistant(text("Two done."), echo(3)), user(echoed(3)), assistant(text("All done.")),
+    ], "The history is not the prompt, the rounds and the answer: the line is for the screen, "
+       "not for the model.")
+    with scratch() as work, screen() as second:
         session.workdir = work
-        chapter.run_turn(session, "go on")
-    expect_equal(len(client.calls), 6, "The next turn stops too early: each turn counts its "
-                 "rounds from zero.")
-    expect_equal(client.calls[3]["messages"][-1], user(echoed(3), text("go on")),
-                 "The next prompt does not join the user turn that holds the last results.")
-    expect_equal(session.messages[-1], assistant(text("Done.")),
-                 "The next turn does not end with the model's answer.")
+        chapter.run_turn(session, "once more")
+    expect_equal(second.text, shown_call(4) + "Done.\n[1 tool call in this turn]\n",
+                 "A turn that ran one tool call does not end with [1 tool call in this turn]: "
+                 "each turn counts from zero, and one call is singular.")
+    with scratch() as work, screen() as third:
+        session.workdir = work
+        chapter.run_turn(session, "hi")
+    expect_equal(third.text, "Hello.\n", "A turn that ran no tool shows more than its answer.")
+    expect_equal(client.calls[-1]["messages"][-3:], [
+        user(echoed(4)), assistant(text("Done.")), user(text("hi"))],
+        "The next request does not hold exactly the history: the count must not reach the model.")
 
 
 def test_exercise():
