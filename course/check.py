@@ -1,0 +1,225 @@
+"""What the exercise checks share (sNN_x/exercises/test_exN.py): load the learner's code.py, stand
+in for the model, and fail with one sentence that says what is still missing.
+
+    load(code)                          a fresh module from a code.py (a file that will not load
+                                        fails the check with one line)
+    need(chapter, *names)               its attributes, or fail naming the one not there yet
+    FakeClient(*replies)                client.messages.create() returns the replies in order
+    reply(...), text(...), tool_use(...), result(...), user(...), assistant(...)
+                                        the shapes the Messages API sends and takes
+    new_session(chapter, client, workdir, **extra), scratch(files), screen(), answers(*lines),
+    no_process()                        a session, a workdir, the screen, the keyboard, no command
+    expect(condition, sentence), expect_equal(got, wanted, sentence)
+                                        fail with Missing(sentence) unless it holds
+    run(check, code)                    what a check file's test does: check(code), and a Missing
+                                        becomes one failing line
+
+The chapters never import this package. tests/test_exercises.py calls each check on the chapter
+as shipped (it must fail) and on a copy with the reference solution applied (it must pass).
+"""
+
+import builtins
+import contextlib
+import copy
+import importlib.util
+import io
+import itertools
+import subprocess
+import tempfile
+from pathlib import Path
+from types import SimpleNamespace
+
+from anthropic.types import Message
+
+MODEL = "test-model"
+
+_loads = itertools.count()
+_compiled = {}  # (path, source) -> code object: the proof loads one code.py many times
+
+
+class Missing(AssertionError):
+    """The exercise is not done yet. The first line of the message says what is missing."""
+
+
+def expect(condition, sentence):
+    if not condition:
+        raise Missing(sentence)
+
+
+def expect_equal(got, wanted, sentence):
+    """Fail with the sentence, then what was wanted and what came, where they differ."""
+    if got != wanted:
+        raise Missing(f"{sentence}\n{difference(got, wanted)}")
+
+
+def difference(got, wanted, width=70):
+    """Both values as Python writes them, from a little before the first place they differ."""
+    got_text, wanted_text = repr(got), repr(wanted)
+    start = next((index for index, (a, b) in enumerate(zip(got_text, wanted_text, strict=False))
+                  if a != b), min(len(got_text), len(wanted_text)))
+    start = max(start - width // 2, 0)
+
+    def excerpt(shown):
+        part = shown[start:start + 2 * width]
+        return ("..." if start else "") + part + ("..." if start + 2 * width < len(shown) else "")
+
+    return f"    wanted: {excerpt(wanted_text)}\n    got:    {excerpt(got_text)}"
+
+
+def run(check, code):
+    """Run a check as a test: what the code prints is kept off the screen, and a Missing fails
+    the test with its own words, without a traceback."""
+    import pytest
+
+    with screen():
+        try:
+            check(code)
+            missing = None
+        except Missing as error:
+            missing = str(error)
+    if missing is not None:
+        pytest.fail(missing, pytrace=False)
+
+
+def load(code):
+    """A fresh module for this code.py: its own globals, as the chapter tests load a chapter."""
+    path = Path(code).resolve()
+    source = path.read_text(encoding="utf-8")
+    try:
+        compiled = _compiled.get((path, source))
+        if compiled is None:
+            compiled = _compiled[(path, source)] = compile(source, str(path), "exec")
+        spec = importlib.util.spec_from_file_location(f"exercise_code_{next(_loads)}", path)
+        module = importlib.util.module_from_spec(spec)
+        exec(compiled, module.__dict__)
+    except Exception as error:
+        where = f" (line {error.lineno})" if isinstance(error, SyntaxError) else ""
+        raise Missing(f"{path.parent.name}/code.py does not load{where}: "
+                      f"{type(error).__name__}: {error}") from None
+    return module
+
+
+def need(chapter, *names):
+    """The module's attributes of these names, or fail naming the first one that is missing."""
+    for name in names:
+        expect(hasattr(chapter, name), f"code.py has no {name} yet.")
+    return [getattr(chapter, name) for name in names]
+
+
+# ---- the model's side -----------------------------------------------------------------------
+
+def text(value):
+    return {"type": "text", "text": value}
+
+
+def tool_use(id, name, input):
+    return {"type": "tool_use", "id": id, "name": name, "input": input}
+
+
+def result(tool_use_id, content, is_error=False):
+    block = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+    if is_error:
+        block["is_error"] = True
+    return block
+
+
+def user(*blocks):
+    return {"role": "user", "content": list(blocks)}
+
+
+def assistant(*blocks):
+    return {"role": "assistant", "content": list(blocks)}
+
+
+def reply(*blocks, stop_reason=None):
+    """A real Message, as the API would send it."""
+    if stop_reason is None:
+        stop_reason = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
+    return Message.model_validate({
+        "id": "msg_check", "type": "message", "role": "assistant", "model": MODEL,
+        "content": list(blocks), "stop_reason": stop_reason, "stop_sequence": None,
+        "usage": {"input_tokens": 0, "output_tokens": 0},
+    })
+
+
+class FakeClient:
+    """client.messages.create() returns the given replies in order and keeps a copy of every
+    request; one call more than there are replies fails the check."""
+
+    def __init__(self, *replies):
+        self.replies = list(replies)
+        self.calls = []
+        self.messages = SimpleNamespace(create=self.create)
+
+    def create(self, **request):
+        self.calls.append(copy.deepcopy(request))
+        if not self.replies:
+            raise Missing(f"the loop called the model again after the {len(self.calls) - 1} "
+                          "replies this check expected it to need.")
+        return self.replies.pop(0)
+
+
+def new_session(chapter, client, workdir, **extra):
+    return chapter.Session(client=client, model=MODEL, workdir=Path(workdir), **extra)
+
+
+# ---- the machine's side ---------------------------------------------------------------------
+
+@contextlib.contextmanager
+def scratch(files=None):
+    """A temporary workdir holding these files ({relative path: text}); removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="exercise-") as folder:
+        root = Path(folder).resolve()
+        for name, content in (files or {}).items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(content, encoding="utf-8")
+        yield root
+
+
+@contextlib.contextmanager
+def screen():
+    """What the code prints meanwhile: screen.text."""
+    shown = SimpleNamespace(text="")
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        try:
+            yield shown
+        finally:
+            shown.text = buffer.getvalue()
+
+
+@contextlib.contextmanager
+def answers(*lines):
+    """The user at the keyboard: input() returns these lines in order, then EOF (which answers
+    no). keyboard.asked: the questions, in order."""
+    keyboard = SimpleNamespace(lines=list(lines), asked=[])
+
+    def fake_input(prompt=""):
+        keyboard.asked.append(prompt)
+        if not keyboard.lines:
+            raise EOFError
+        return keyboard.lines.pop(0)
+
+    real_input = builtins.input
+    builtins.input = fake_input
+    try:
+        yield keyboard
+    finally:
+        builtins.input = real_input
+
+
+@contextlib.contextmanager
+def no_process():
+    """No command may start meanwhile; started.commands: the ones that tried."""
+    started = SimpleNamespace(commands=[])
+
+    def refuse(args, *rest, **kwargs):
+        started.commands.append(args)
+        raise RuntimeError(f"the check stopped this command from starting: {args!r}")
+
+    real_popen = subprocess.Popen
+    subprocess.Popen = refuse
+    try:
+        yield started
+    finally:
+        subprocess.Popen = real_popen

@@ -1,0 +1,345 @@
+"""Every exercise works: its check fails on the chapter as shipped and passes with its solution.
+
+For each exercise (sNN_x/exercises/test_exN.py and solutions/exN.patch, read by
+course/exercises.py):
+
+- on the chapter as shipped, the check fails, and the first line of its message is a sentence;
+- `git apply` puts the solution on a temporary copy of the chapter folder, and there the check
+  passes;
+- in that copy, the chapter's core tests still pass (CORE below: five exact-shape tests per
+  chapter, of its loop and of the sections its exercises touch, each in its first case for the
+  chapter), and each test that the solution's header lists as changed on purpose fails;
+- what the model sees (system prompt, tools) is the reviewed golden file, plus at its end the
+  tools the header says the solution adds, and nothing else; the core tests compare the requests
+  with that.
+
+The lessons list the exercises as the checks describe them, and a plain `pytest` collects no
+check (testpaths stay `tests`).
+
+Speed: the checks run in this process (the check module is imported and its check(path)
+called). The chapter tests run in one nested pytest session for all the copies (pytest.main
+with the plugin Reruns below): each chosen test runs once per copy, its chapter module loaded
+from the copy (support.load_chapter is pointed at it meanwhile). About a hundred chapter tests
+run so, a few seconds in all with the checks (tests/time_exercises.py prints the figures). Run
+alone, this file also pays for importing the chapter test modules.
+"""
+
+import contextlib
+import importlib.util
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from _pytest.runner import runtestprotocol
+from _pytest.unraisableexception import gc_collect_iterations_key
+
+import support
+from course import check as course_check
+from course.check import Missing
+from course.exercises import exercises, lesson_section, render
+from support import PRESENT, ROOT
+
+EXERCISES = {f"{e.chapter}-ex{e.number}": e for chapter in PRESENT for e in exercises(chapter)}
+
+# The chapter tests each solved copy must still pass (those its header lists aside): of each,
+# its first case that loads the chapter. (In a solution's header, a name without [...] means
+# every case of that test that loads the chapter.)
+CORE = {
+    "s01_loop": [
+        "tests/test_s01_loop.py::test_one_tool_round_sends_the_result_back_and_ends_on_the_answer",
+        "tests/test_s01_loop.py::test_max_tokens_with_a_tool_use_does_not_run_it_but_still_answers"
+        "_it",
+        "tests/test_s01_loop.py::test_api_error_after_a_tool_round_keeps_the_history_and_the_next"
+        "_prompt_joins_it",
+        "tests/test_s01_loop.py::test_catastrophic_commands_are_refused_without_running",
+        "tests/test_s01_loop.py::test_output_at_the_limit_is_kept_whole",
+    ],
+    "s02_tools": [
+        # (not test_a_turn_with_file_tools_...: it starts a python3, a second or so for three)
+        "tests/test_s01_loop.py::test_one_tool_round_sends_the_result_back_and_ends_on_the_answer",
+        "tests/test_s02_tools.py::test_bad_file_tool_input_is_an_error_and_touches_nothing",
+        "tests/test_s02_tools.py::test_glob_lists_matching_files_sorted_and_relative",
+        "tests/test_s02_tools.py::test_glob_skips_files_that_symlinks_lead_outside_to",
+        "tests/test_s02_tools.py::test_guard_refuses_paths_that_lead_out",
+    ],
+    "s03_permissions": [
+        "tests/test_s03_permissions.py::test_a_read_only_command_runs_without_asking",
+        "tests/test_s03_permissions.py::test_each_mode_decides_what_asks",
+        "tests/test_s03_permissions.py::test_check_permission_table",
+        "tests/test_s03_permissions.py::test_rules_in_a_whole_turn",
+        "tests/test_s03_permissions.py::test_a_bad_settings_file_raises_naming_the_file_and_the"
+        "_problem",
+    ],
+    "s04_hooks": [
+        "tests/test_s04_hooks.py::test_user_prompt_submit_context_follows_the_prompt",
+        "tests/test_s04_hooks.py::test_pre_tool_use_block_beats_bypass_mode",
+        "tests/test_s04_hooks.py::test_pre_tool_use_allow_never_lifts_a_deny",
+        "tests/test_s04_hooks.py::test_post_tool_use_feedback_is_added_to_the_result",
+        "tests/test_s04_hooks.py::test_stop_block_sends_the_model_back_to_work",
+    ],
+    "s05_todo_write": [
+        "tests/test_s05_todo_write.py::test_the_reminder_ends_the_third_rounds_user_turn",
+        "tests/test_s05_todo_write.py::test_a_todo_write_that_passes_moves_the_reminder",
+        "tests/test_s05_todo_write.py::test_a_failed_todo_write_does_not_reset_the_count",
+        "tests/test_s05_todo_write.py::test_validate_todos_refuses",
+        "tests/test_s05_todo_write.py::test_an_invalid_list_keeps_the_old_one",
+    ],
+    "s06_plan_mode": [
+        "tests/test_s06_plan_mode.py::test_the_tools_offered_in_and_out_of_plan_mode",
+        "tests/test_s06_plan_mode.py::test_changing_calls_are_refused_in_plan_mode",
+        "tests/test_s06_plan_mode.py::test_reading_calls_run_in_plan_mode_without_asking",
+        "tests/test_s06_plan_mode.py::test_bash_that_writes_is_refused_in_plan_mode",
+        "tests/test_s06_plan_mode.py::test_approval_saves_the_plan_and_ends_plan_mode",
+    ],
+}
+
+_checks = {}
+RERUNS = 0  # how many chapter tests the nested session ran (tests/time_exercises.py prints it)
+
+
+def check_of(exercise):
+    """The check module of an exercise, imported from its file once."""
+    if exercise.check not in _checks:
+        path = ROOT / exercise.check
+        name = f"check_{exercise.chapter}_ex{exercise.number}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _checks[exercise.check] = module
+    return _checks[exercise.check]
+
+
+# ======================================================================
+# The checks, on the chapter as shipped and with the solution
+# ======================================================================
+
+@pytest.mark.parametrize("name", EXERCISES)
+def test_on_the_chapter_as_shipped_the_check_fails_saying_what_is_missing(name):
+    exercise = EXERCISES[name]
+    with pytest.raises(Missing) as caught:
+        check_of(exercise).check(ROOT / exercise.chapter / "code.py")
+    first_line = str(caught.value).splitlines()[0]
+    assert (first_line.endswith("."), first_line[:1].strip() != "") == (True, True)
+
+
+def not_copied(folder, names):
+    """What a solved copy does without: the lesson, the notebook, the exercises, caches."""
+    if Path(folder) in {ROOT / chapter for chapter in PRESENT}:
+        return {"README.md", "notebook.md", "notebook.ipynb", "exercises", "__pycache__"}
+    return {"__pycache__"}
+
+
+@pytest.fixture(scope="module")
+def solved(tmp_path_factory):
+    """Each exercise's chapter folder copied, with its solution applied by `git apply`."""
+    base = tmp_path_factory.mktemp("solved")
+    # git looks for a repository above the copy unless told where to stop
+    env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(base)}
+    copies = {}
+    for name, exercise in EXERCISES.items():
+        root = base / name
+        shutil.copytree(ROOT / exercise.chapter, root / exercise.chapter, ignore=not_copied)
+        applied = subprocess.run(["git", "apply", str(ROOT / exercise.solution)], cwd=root,
+                                 env=env, capture_output=True, text=True, timeout=60)
+        copies[name] = SimpleNamespace(exercise=exercise, code=root / exercise.chapter / "code.py",
+                                       applied=applied)
+    return copies
+
+
+@pytest.mark.parametrize("name", EXERCISES)
+def test_with_its_solution_applied_the_check_passes(solved, name):
+    copy = solved[name]
+    assert (copy.applied.returncode, copy.applied.stderr) == (0, "")
+    check_of(copy.exercise).check(copy.code)
+
+
+def what_the_model_sees(module):
+    return {"system": module.system_prompt("/WORKDIR").replace("/WORKDIR", "{workdir}"),
+            "tools": module.TOOLS}
+
+
+@pytest.mark.parametrize("name", EXERCISES)
+def test_a_solution_changes_what_the_model_sees_only_by_the_tools_it_adds(solved, name):
+    copy = solved[name]
+    seen = what_the_model_sees(course_check.load(copy.code))
+    reviewed = support.golden(copy.exercise.chapter)
+    added = seen["tools"][len(reviewed["tools"]):]
+    assert [tool["name"] for tool in added] == copy.exercise.adds_tools
+    assert seen == {"system": reviewed["system"], "tools": reviewed["tools"] + added}
+
+
+# ======================================================================
+# The chapter tests, in each solved copy
+# ======================================================================
+
+def loads(item, chapter):
+    """Does this test item load that chapter (a parameter, or the sNN fixture)?"""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return any(value == chapter for value in params.values()) or (
+        chapter.split("_")[0] in item.fixturenames)
+
+
+def named(item, entry):
+    return item.nodeid == entry or item.nodeid.startswith(entry + "[")
+
+
+@contextlib.contextmanager
+def pointed_at(copy):
+    """support.load_chapter (in every test module that imported it) loads the solved copy for
+    the copy's chapter, and support.golden adds the tools the solution adds. Yields the list of
+    the modules loaded from the copy."""
+    chapter, loaded = copy.exercise.chapter, []
+    load_chapter, golden = support.load_chapter, support.golden
+    added = what_the_model_sees(course_check.load(copy.code))["tools"][
+        len(golden(chapter)["tools"]):]
+
+    def load_copy(name):
+        if name != chapter:
+            return load_chapter(name)
+        loaded.append(course_check.load(copy.code))
+        return loaded[-1]
+
+    def golden_with_added_tools(name):
+        seen = golden(name)
+        return {**seen, "tools": seen["tools"] + added} if name == chapter else seen
+
+    modules = [module for module in list(sys.modules.values())
+               if getattr(module, "load_chapter", None) is load_chapter]
+    for module in modules:
+        module.load_chapter = load_copy
+    support.golden = golden_with_added_tools
+    try:
+        yield loaded
+    finally:
+        support.golden = golden
+        for module in modules:
+            module.load_chapter = load_chapter
+
+
+class Reruns:
+    """A pytest plugin for the nested session: runs the core tests and the listed ones of each
+    exercise's chapter against its solved copy; the outcomes go to .jobs[name]."""
+
+    def __init__(self, copies):
+        self.copies = copies
+        self.jobs = {}
+
+    def pytest_configure(self, config):
+        # as pytester does for a nested run: no gc.collect() at the end (a second or more here)
+        config.stash[gc_collect_iterations_key] = 0
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session):
+        chapters = {copy.exercise.chapter for copy in self.copies.values()}
+        loading = {chapter: [item for item in session.items if loads(item, chapter)]
+                   for chapter in chapters}
+        for name, copy in self.copies.items():
+            chapter = copy.exercise.chapter
+            here = loading[chapter]
+            core = [next((item for item in here if named(item, entry)), None)
+                    for entry in CORE.get(chapter, [])]
+            changed = [item for item in here
+                       if any(named(item, entry) for entry in copy.exercise.changes)]
+            chosen = list(dict.fromkeys([item for item in core if item] + changed))
+            job = self.jobs[name] = SimpleNamespace(
+                unmatched=[entry for entry, item in zip(CORE.get(chapter, []), core, strict=True)
+                           if item is None]
+                + [entry for entry in copy.exercise.changes
+                   if not any(named(item, entry) for item in changed)],
+                changed=[item.nodeid for item in changed], failed={}, passed=[], unloaded=[])
+            with pointed_at(copy) as loaded:
+                for item in chosen:
+                    before = len(loaded)
+                    reports = runtestprotocol(item, nextitem=None, log=False)
+                    if len(loaded) == before:
+                        job.unloaded.append(item.nodeid)
+                    failed = [report for report in reports if report.failed]
+                    if failed:  # the end of the traceback: where the test failed, and why
+                        job.failed[item.nodeid] = "\n".join(
+                            failed[0].longreprtext.splitlines()[-12:])
+                    else:
+                        job.passed.append(item.nodeid)
+        return True
+
+
+@contextlib.contextmanager
+def nested_session_state():
+    """What a nested pytest session changes in this process, put back afterwards: it imports
+    tests/conftest.py again (which wraps socket.connect once more)."""
+    conftest = sys.modules.get("conftest")
+    connect, connect_ex = socket.socket.connect, socket.socket.connect_ex
+    try:
+        yield
+    finally:
+        socket.socket.connect, socket.socket.connect_ex = connect, connect_ex
+        if conftest is not None:
+            sys.modules["conftest"] = conftest
+
+
+# Plugins the nested session does without: a cache it would write, the handlers this session
+# has set up already, and what no chapter test uses.
+NOT_NESTED = ["cacheprovider", "faulthandler", "xdist", "xdist.looponfail", "hypothesispytest"]
+
+
+@pytest.fixture(scope="module")
+def reruns(solved):
+    copies = {name: copy for name, copy in solved.items() if copy.applied.returncode == 0}
+    files = sorted({entry.split("::")[0] for copy in copies.values()
+                    for entry in CORE.get(copy.exercise.chapter, []) + copy.exercise.changes})
+    plugin = Reruns(copies)
+    basetemp = Path(tempfile.mkdtemp(prefix="exercise-reruns-"))
+    try:
+        with nested_session_state():
+            pytest.main(["-q", "--tb=native", "-o", "addopts=", "--basetemp", str(basetemp),
+                         "--rootdir", str(ROOT), "-W", "ignore::pytest.PytestAssertRewriteWarning",
+                         *[f"-pno:{plugin}" for plugin in NOT_NESTED],
+                         *[str(ROOT / file) for file in files]], plugins=[plugin])
+    finally:
+        shutil.rmtree(basetemp, ignore_errors=True)
+    global RERUNS
+    RERUNS = sum(len(job.passed) + len(job.failed) for job in plugin.jobs.values())
+    return plugin.jobs
+
+
+@pytest.mark.parametrize("name", EXERCISES)
+def test_with_its_solution_the_core_tests_pass_and_the_listed_ones_fail(solved, reruns, name):
+    assert solved[name].applied.returncode == 0
+    job = reruns[name]
+    assert job.unmatched == []  # a test named in CORE or the header that is no longer there
+    assert job.unloaded == []  # a test that did not load the copy: it proved nothing
+    changed_failed = [nodeid for nodeid in job.changed if nodeid in job.failed]
+    core_failed = {nodeid: text for nodeid, text in job.failed.items() if nodeid not in job.changed}
+    assert (core_failed, changed_failed) == ({}, job.changed)
+
+
+# ======================================================================
+# The lessons, and what a plain pytest collects
+# ======================================================================
+
+@pytest.mark.parametrize("chapter", PRESENT)
+def test_every_chapter_has_three_exercises_or_more_each_with_a_check_and_a_solution(chapter):
+    numbers = [e.number for e in EXERCISES.values() if e.chapter == chapter]
+    assert numbers == list(range(1, max(len(numbers), 3) + 1))
+
+
+@pytest.mark.parametrize("chapter", PRESENT)
+def test_the_lesson_lists_the_exercises_as_their_checks_describe_them(chapter):
+    readme = (ROOT / chapter / "README.md").read_text(encoding="utf-8")
+    # rewritten by: .venv/bin/python -m course.exercises
+    assert lesson_section(readme) == render(chapter)
+    headings = [line for line in readme.splitlines() if line.startswith("## ")]
+    assert headings[-2:] == ["## Exercises", "## Next"]
+
+
+def test_a_plain_pytest_collects_tests_only_and_no_exercise_check():
+    import tomllib
+
+    settings = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert settings["tool"]["pytest"]["ini_options"]["testpaths"] == ["tests"]
+    assert [e.check for e in EXERCISES.values() if e.check.startswith("tests/")] == []
