@@ -766,6 +766,13 @@ def visible_panels(page):
     )
 
 
+# The text of every <pre> that scrolls but cannot take the focus (so its end cannot be reached).
+SCROLLING_BUT_NOT_FOCUSABLE = """() => Array.from(document.querySelectorAll("main pre"))
+  .filter((pre) => pre.checkVisibility() && pre.tabIndex < 0 &&
+          (pre.scrollHeight > pre.clientHeight + 1 || pre.scrollWidth > pre.clientWidth + 1))
+  .map((pre) => pre.textContent.slice(0, 40))"""
+
+
 def unusable(page, selector):
     return page.get_attribute(selector, "aria-disabled") == "true"
 
@@ -814,6 +821,7 @@ def test_browser_every_chapter_its_tabs_and_its_run(site, visit, tmp_path):
         assert page.locator("#step-view .block.new").count() >= 1
         assert data["prompt"] in page.locator("#step-view .sent").inner_text()
         assert page.inner_text("#step-caption") == data["steps"][0]["caption"]
+        assert page.evaluate(SCROLLING_BUT_NOT_FOCUSABLE) == [], name
         step_through(page, len(data["calls"]))
         if number + 1 < len(names):
             page.click("a[rel=next]")

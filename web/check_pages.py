@@ -8,9 +8,9 @@
 Build the site first (python web/build.py). Each page is opened from the disk, and axe-core
 (from the axe-playwright-python package) checks it in each view its JavaScript offers, since
 axe sees only what is shown: a chapter's four tabs, both diff layouts, and every step of the
-recorded run; a compare page in both layouts. It prints one line per view, with the time axe
-took, and exits 1 if any view has a violation of serious or critical impact (the lesser ones
-are printed too).
+recorded run; a compare page in both layouts; each with every <details> open. It prints one
+line per view, with the time axe took, and exits 1 if any view has a violation of serious or
+critical impact (the lesser ones are printed too).
 
 The browser tests (tests/test_web_axe.py) run the same check on the largest page of each kind;
 .ci/run runs this command on every page.
@@ -170,6 +170,9 @@ class Checker:
             page.goto(url + view)
         else:  # the same page: the address alone switches the view, as a link would
             page.evaluate(SWITCH, view or "#")
+        # What a click shows is checked too: every <details> open (the system prompt, the
+        # messages folded away, the numbers of the chart).
+        page.evaluate("() => document.querySelectorAll('details').forEach(d => { d.open = true; })")
         page.evaluate("() => new Promise(requestAnimationFrame)")
         started = time.perf_counter()
         if sampled:

@@ -409,11 +409,11 @@ function setUpPlayer() {
 // Lesson code and diagrams that are wider than the page scroll: they take the focus (build.py
 // gives them tabindex="0") only while they need to.
 function setUpScrollingBlocks() {
-  const blocks = Array.from(document.querySelectorAll("pre[tabindex='0']:not(.lines):not(.gutter)"));
+  const blocks = Array.from(document.querySelectorAll("div.hl > pre[tabindex='0'], .diagram pre[tabindex='0']"));
   const update = () => {
     for (const pre of blocks) {
       if (!pre.isConnected || pre.closest("[hidden]")) continue;
-      if (pre.scrollWidth > pre.clientWidth + 1) pre.tabIndex = 0;
+      if (pre.scrollWidth > pre.clientWidth + 1 || pre.scrollHeight > pre.clientHeight + 1) pre.tabIndex = 0;
       else pre.removeAttribute("tabindex");
     }
   };
