@@ -1,7 +1,8 @@
 """The course site (web/build.py): built once per session, checked as files, then in Chromium.
 
-The build records every chapter's run, which costs a few seconds, so every test
-here shares one build (the `site` fixture) and one browser (`browser`).
+The build records every chapter's run. Every test here shares one build (the `site` fixture),
+whose runs are forked from the warm runner, and one browser (`browser`); the repeatability
+test makes a second build. The accessibility checks (axe-core, web/check_pages.py) come last.
 """
 
 import difflib
@@ -15,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -23,27 +25,39 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from course import offline_environment, read_scenario
+from course import read_scenario
+from support import run_chapter
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD_SCRIPT = ROOT / "web" / "build.py"
+CHECK_SCRIPT = ROOT / "web" / "check_pages.py"
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 CHAPTERS = sorted(
     folder.name for folder in ROOT.glob("s[0-9][0-9]_*") if (folder / "code.py").is_file()
 )
+MEGABYTE = 1_000_000
 
 
-def load_build_module():
-    spec = importlib.util.spec_from_file_location("course_site_build", BUILD_SCRIPT)
+def load_module(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
 
-site_builder = load_build_module()
+site_builder = load_module("course_site_build", BUILD_SCRIPT)
+page_checker = load_module("course_site_check", CHECK_SCRIPT)
+
+
+def warm_launch(script, args, stdin, cwd, env, timeout):
+    """The build's launcher, through the warm runner: the same run, with anthropic imported."""
+    assert script.parent.parent == ROOT, script
+    try:
+        return run_chapter(script.parent.name, *args, stdin=stdin, cwd=cwd, env=env,
+                           timeout=timeout)
+    except TimeoutError:
+        raise subprocess.TimeoutExpired(str(script), timeout) from None
 
 
 # ---- the build, once per session ---------------------------------------------------
@@ -53,9 +67,20 @@ def site(tmp_path_factory):
     """The site built into a temporary folder: (folder, chapter names)."""
     out = tmp_path_factory.mktemp("site")
     started = time.perf_counter()
-    names = site_builder.build(out)
+    names = site_builder.build(out, launch=warm_launch)
     print(f"\nweb/build.py built {len(names)} chapters in {time.perf_counter() - started:.1f} s")
     return out, names
+
+
+@pytest.fixture(scope="session")
+def second_site(tmp_path_factory):
+    """The site built again, into another folder, its runs in another temporary folder."""
+    out = tmp_path_factory.mktemp("another-folder-for-the-site")
+    runs = tmp_path_factory.mktemp("a-temporary-folder-with-a-longer-name")
+    started = time.perf_counter()
+    site_builder.build(out, launch=warm_launch, temp_root=runs)
+    print(f"\nthe second build took {time.perf_counter() - started:.1f} s")
+    return out, runs
 
 
 def run_data(out, name):
@@ -64,6 +89,11 @@ def run_data(out, name):
     match = re.search(r'<script type="application/json" id="run-data">(.*?)</script>', text, re.S)
     assert match, f"{name}.html has no run data"
     return json.loads(match.group(1))
+
+
+def panel(text, name):
+    """The HTML of one panel of a chapter page."""
+    return re.search(rf'<section class="panel[^"]*" id="{name}".*?</section>', text, re.S)[0]
 
 
 TAG = re.compile(r"<([a-zA-Z][\w:-]*)((?:\s[^<>]*)?)>")
@@ -77,18 +107,23 @@ class Page:
     ids: set
     links: list  # (tag, attribute, value)
     styles: list  # style="" attributes and <style> elements
+    headings: list  # the levels of <h1>...<h6>, in order
 
 
 @functools.cache
 def parse(path):
-    """The ids, link attributes and styles of a built page.
+    """The ids, link attributes, styles and headings of a built page.
 
     A scan of the tags rather than html.parser, which takes seconds over the
     whole site: the pages escape every "<" in text, so each "<" starts a tag.
     """
     text = Path(path).read_text(encoding="utf-8")
-    page = Page(ids=set(), links=[], styles=STYLE_ELEMENT.findall(text))
+    page = Page(ids=set(), links=[], styles=STYLE_ELEMENT.findall(text), headings=[])
+    inert = [match.span() for match in re.finditer(r"<template.*?</template>", text, re.S)]
     for tag in TAG.finditer(text):
+        if re.fullmatch(r"h[1-6]", tag.group(1)) and not any(
+                start < tag.start() < end for start, end in inert):  # a template's go elsewhere
+            page.headings.append(int(tag.group(1)[1]))
         for name, value in ATTRIBUTE.findall(tag.group(2)):
             value = html.unescape(value)
             if name == "id":
@@ -102,6 +137,10 @@ def parse(path):
 
 def html_pages(out):
     return sorted(out.rglob("*.html"))
+
+
+def text_of(fragment):
+    return html.unescape(re.sub(r"<[^>]+>", "", fragment))
 
 
 # ---- the files -------------------------------------------------------------------
@@ -188,6 +227,25 @@ def test_pages_are_fit_for_phones_and_keyboards(site):
     assert '<button type="button" id="step-next"' in chapter
 
 
+def test_headings_go_down_one_level_at_a_time(site):
+    """No page skips a level (h1 then h3): the lesson's ## are <h2>, the player's <h4>."""
+    out, _ = site
+    skips = []
+    for page in html_pages(out):
+        levels = parse(page).headings
+        assert levels[0] == 1, page.name
+        skips += [f"{page.name}: h{a} then h{b}"
+                  for a, b in zip(levels, levels[1:], strict=False) if b > a + 1]
+    assert skips == []
+
+
+def test_every_page_weighs_under_a_megabyte(site):
+    out, _ = site
+    weights = {page.name: page.stat().st_size for page in html_pages(out)}
+    print("\nthe heaviest pages:", sorted(weights.items(), key=lambda item: -item[1])[:3])
+    assert {name: size for name, size in weights.items() if size >= MEGABYTE} == {}
+
+
 def test_each_lesson_is_the_readme_or_a_placeholder(site):
     out, names = site
     for name in names:
@@ -209,6 +267,8 @@ and [a workspace file](workspace/notes.md). <script>alert(1)</script>
 
 ## How to run it?
 
+### In detail
+
 ```python
 def greet(name):
     return "Hello, " + name
@@ -224,10 +284,9 @@ def test_a_readme_becomes_a_lesson_without_links_off_the_site(tmp_path):
     )
     body, images = site_builder.render_lesson(chapter, ["s01_loop", "s02_tools"])
     assert "the title" not in body
-    assert (
-        '<h3 id="lesson-s01-the-loop">s01: the loop</h3>' in body
-    )  # one level down: the page has the <h1>
-    assert '<h3 id="lesson-how-to-run-it">How to run it?</h3>' in body
+    assert '<h2 id="lesson-s01-the-loop">s01: the loop</h2>' in body  # the page has the <h1>
+    assert '<h2 id="lesson-how-to-run-it">How to run it?</h2>' in body
+    assert '<h3 id="lesson-in-detail">In detail</h3>' in body
     assert '<a href="s01_loop.html#code">the code</a>' in body
     assert '<a href="s02_tools.html#code">what s02 adds</a>' in body
     assert '<a href="s02_tools.html">its lesson</a>' in body
@@ -237,7 +296,45 @@ def test_a_readme_becomes_a_lesson_without_links_off_the_site(tmp_path):
     assert 'a workspace file <span class="where">(workspace/notes.md)</span>' in body
     assert "&lt;script&gt;" in body and "<script>" not in body
     assert "<img" not in body and images == []
-    assert '<div class="hl"><pre>' in body and '<span class="nf">greet</span>' in body  # pygments
+    assert (
+        '<div class="hl"><pre tabindex="0"><span class="k">def</span> '
+        '<span class="nf">greet</span>(name):\n'
+        '    <span class="k">return</span> <span class="s">"Hello, "</span> + name\n'
+        "</pre></div>"
+    ) in body
+
+
+def test_highlighting_keeps_every_character_and_merges_tokens_that_look_alike():
+    code = 'x = f"a {b!r} c"  # note\nclass K:\n    """Doc\n    more."""\n'
+    assert site_builder.highlight_lines(code) == [
+        'x = <span class="s">f"a {</span>b<span class="s">!r} c"</span>  '
+        '<span class="c"># note</span>',
+        '<span class="k">class</span> <span class="nc">K</span>:',
+        '    <span class="sd">"""Doc</span>',
+        '<span class="sd">    more."""</span>',
+    ]
+    for name in CHAPTERS:  # every line of every chapter, character for character
+        source = (ROOT / name / "code.py").read_text()
+        shown = [text_of(line) for line in site_builder.highlight_lines(source)]
+        assert shown == source.splitlines(), name
+
+
+def test_the_colours_of_code_are_readable_on_every_background():
+    """What axe checks on the pages, computed for every colour of pygments.css (WCAG AA)."""
+    css = site_builder.pygments_css()
+    light_css, dark_css = css.split("@media")
+    light, dark = site_builder.site_colours()
+    for part, colours in ((light_css, light), (dark_css, dark)):
+        used = re.findall(r"color: (#[0-9a-f]{6})", part)
+        assert len(used) == 7
+        for colour in used:
+            for background in site_builder.CODE_BACKGROUNDS:
+                assert site_builder.contrast(colour, colours[background]) >= 4.5, (
+                    colour, background)
+    assert site_builder.contrast("#aa22ff", "#e4f6e8") < 4.5  # pygments' purple, on a + line
+    assert site_builder.readable("#aa22ff", ["#e4f6e8"], dark=False) == "#a20eff"  # darker
+    assert site_builder.readable("#aa22ff", ["#ffffff"], dark=False) == "#aa22ff"  # enough
+    assert site_builder.contrast("#000000", "#ffffff") == 21
 
 
 def added_and_removed(old, new):
@@ -247,14 +344,14 @@ def added_and_removed(old, new):
     return sum(line.startswith("+") for line in diff), sum(line.startswith("-") for line in diff)
 
 
-def test_home_has_a_card_per_chapter_with_summary_and_counts(site):
+def test_home_has_a_card_per_chapter_with_summary_counts_and_diagram(site):
     out, names = site
     home = (out / "index.html").read_text(encoding="utf-8")
     cards = re.findall(r'<li class="card">(.*?)</li>', home, re.S)
     assert len(cards) == len(names)
     for card, name, previous in zip(cards, names, [None, *names], strict=False):
-        docstring_line = (ROOT / name / "code.py").read_text().split('"""')[1].splitlines()[0]
-        summary = docstring_line.removeprefix(f"{name}:").strip()
+        docstring = (ROOT / name / "code.py").read_text().split('"""')[1]
+        summary = docstring.splitlines()[0].removeprefix(f"{name}:").strip()
         shown = summary[:1].upper() + summary[1:]
         assert summary and f"<p>{html.escape(shown)}</p>" in card, (name, summary)
         assert f'href="{name}.html"' in card
@@ -263,15 +360,85 @@ def test_home_has_a_card_per_chapter_with_summary_and_counts(site):
             assert (
                 f'<span class="plus">+{added}</span> <span class="minus">−{removed}</span>' in card
             )
+        diagram = re.search(r'<figure class="diagram"><pre[^>]*>(.*?)</pre>', card, re.S)
+        lines = docstring.splitlines()
+        assert diagram, f"{name}: no diagram on its card"
+        first = html.unescape(diagram[1]).splitlines()[0]
+        assert "    " + first in lines, name  # the docstring's own lines, dedented
+
+
+def test_a_docstring_diagram_is_its_first_indented_block():
+    docstring = ("s09: x.\n\nText.\n\n    a --> b\n      |\n\n      v\n    c\n\n"
+                 "Run it:  go\n   (q)\n")
+    assert site_builder.docstring_diagram(docstring) == "a --> b\n  |\n\n  v\nc"
+    assert site_builder.docstring_diagram("s09: x.\n\n    one line\n") == ""
+
+
+def test_home_says_how_to_use_the_course_with_the_chapters_own_commands(site):
+    out, names = site
+    home = (out / "index.html").read_text(encoding="utf-8")
+    how = re.search(r'<ol class="how">(.*?)</ol>', home, re.S)[1]
+    commands = [html.unescape(c) for c in re.findall(r"<code>(.*?)</code>", how)]
+    docstring = (ROOT / names[0] / "code.py").read_text().split('"""')[1]
+    run_it = re.search(r"^Run it:\s+(.*)$", docstring, re.M)[1].strip()
+    assert commands == [
+        run_it,
+        f"diff -u {names[0]}/code.py {names[1]}/code.py",
+        f".venv/bin/python {names[0]}/code.py --script {names[0]}.jsonl",
+    ]
 
 
 def test_code_tab_marks_the_new_lines(site):
     out, names = site
     for previous, name in zip(names, names[1:], strict=False):
-        page = (out / f"{name}.html").read_text(encoding="utf-8")
-        marked = page.count('<span class="line added" id="code-L')
-        assert marked == added_and_removed(previous, name)[0], name
-        assert page.count('id="code-L') == len((ROOT / name / "code.py").read_text().splitlines())
+        code = panel((out / f"{name}.html").read_text(encoding="utf-8"), "code")
+        lines = re.search(r'<pre class="lines"><code>(.*?)</code></pre>', code, re.S)[1]
+        marked = "".join(re.findall(r'<ins class="added">(.*?)</ins>', lines, re.S))
+        assert marked.count("\n") == added_and_removed(previous, name)[0], name
+        source = (ROOT / name / "code.py").read_text()
+        assert text_of(lines) == source, name
+        gutter = re.search(r'<pre class="gutter" aria-hidden="true">(.*?)</pre>', code, re.S)[1]
+        assert text_of(gutter).split("\n")[:3] == ["   1  ", "   2  ", "   3  "] or name
+
+
+def test_diff_and_compare_pages_open_with_what_is_new(site):
+    out, names = site
+    old, new = names[-2], names[-1]
+    tools = {}
+    for name in (old, new):  # the tools offered in the recorded runs: another source
+        tools[name] = {tool["name"] for call in run_data(out, name)["calls"]
+                       for tool in call["request"]["tools"]}
+    for page, heading in ((f"{new}.html", "h3"), (f"compare-{old}-vs-{new}.html", "h2")):
+        text = (out / page).read_text(encoding="utf-8")
+        summary = re.search(r'<section class="whats-new".*?</section>', text, re.S)[0]
+        assert f'<{heading} id="' in summary
+        added = re.search(r"<strong>Tools added</strong>(.*?)</li>", summary)[1]
+        assert set(re.findall(r"<code>(\w+)</code>", added)) == tools[new] - tools[old]
+        assert (
+            f'<span class="plus">+{added_and_removed(old, new)[0]}</span> '
+            f'<span class="minus">−{added_and_removed(old, new)[1]}</span>'
+        ) in summary
+
+
+def test_what_is_new_is_computed_from_the_two_files(tmp_path):
+    old = site_builder.Chapter(name="s01_a", folder=tmp_path, code=(
+        'TOOL = {"name": "bash", "input_schema": {}}\n'
+        "def kept():\n    return 1\n\n"
+        "def changed():\n    return 1\n\n"
+        "def dropped():\n    pass\n"
+    ))
+    new = site_builder.Chapter(name="s02_b", folder=tmp_path, code=(
+        'TOOL = {"name": "bash", "input_schema": {}}\n'
+        'MORE = [{"name": "glob", "description": "x", "input_schema": {}}, {"name": "no"}]\n'
+        "def kept():\n    return 1\n\n"
+        "def changed():\n    return 2\n\n"
+        "class Session:\n    @property\n    def label(self):\n        return ''\n"
+    ))
+    assert site_builder.what_is_new(site_builder.Diff(old, new)) == site_builder.WhatIsNew(
+        tools_added=["glob"], tools_removed=[], functions_added=["Session.label"],
+        functions_changed=["changed"], functions_removed=["dropped"],
+        lines_added=6, lines_removed=3,
+    )
 
 
 def test_run_data_is_the_trace_the_chapter_wrote(site):
@@ -303,43 +470,174 @@ def test_run_data_is_the_trace_the_chapter_wrote(site):
         assert (
             f'<output id="step-counter" aria-live="polite">Step 1 of {len(trace)}</output>' in page
         )
-        assert page.count('<g class="bar" data-step=') == len(trace)  # one bar per model call
+        assert page.count('<button type="button" class="bar" id="step-') == len(trace)
+        assert page.count('<a class="bar" href="#step-') == len(trace)  # the big chart
 
 
-def test_run_data_matches_a_run_of_our_own(site, tmp_path):
-    """Run s01 as a learner would and compare: the same calls, up to the temporary workdir."""
+def test_every_answer_is_a_user_event_at_its_step(site):
+    """The answers piped to stdin are found in the terminal, in order, each after the tool call
+    that asked, and each step has its caption."""
     out, names = site
-    name = names[0]
-    scenario = read_scenario(ROOT / name)
-    workdir = tmp_path / "workdir"
-    shutil.copytree(ROOT / name / "workspace", workdir)
-    env = offline_environment()  # the one the build uses: no key, no .env
-    subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / name / "code.py"),
-            "--offline",
-            "--workdir",
-            str(workdir),
-            "--trace",
-            str(tmp_path / "trace.jsonl"),
-            scenario["prompt"],
-        ],
-        input="".join(a + "\n" for a in scenario.get("answers", [])),
-        text=True,
-        capture_output=True,
-        env=env,
-        check=True,
-        timeout=120,
+    for name in names:
+        data = run_data(out, name)
+        assert len(data["steps"]) == len(data["calls"]), name
+        answered = []
+        for call, step in zip(data["calls"], data["steps"], strict=True):
+            asked = [b["id"] for b in call["response"]["content"] if b["type"] == "tool_use"]
+            assert set(step["events"]) <= set(asked), name
+            answered += [event["answer"] for events in step["events"].values()
+                         for event in events]
+            assert step["caption"].endswith(".") and len(step["caption"]) > 10, name
+        assert answered == data["answers"], name
+
+
+CALLS = [
+    {"request": {"messages": [{"role": "user", "content": [{"type": "text", "text": "go"}]}]},
+     "response": {"stop_reason": "tool_use", "content": [
+         {"type": "tool_use", "id": "t1", "name": "write_file", "input": {"path": "a"}},
+         {"type": "tool_use", "id": "t2", "name": "bash", "input": {"command": "rm -rf ~"}}]}},
+    {"request": {"messages": [{"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "t1", "content": "Created a."},
+        {"type": "tool_result", "tool_use_id": "t2", "is_error": True,
+         "content": "Denied: this command deletes the home folder. Never."},
+        {"type": "text", "text": "<reminder>Update your todos.</reminder>"},
+        {"type": "text", "text": '<hook event="Stop">The tests fail.</hook>'}]}]},
+     "response": {"stop_reason": "tool_use", "content": [
+         {"type": "tool_use", "id": "t3", "name": "exit_plan_mode", "input": {"plan": "1. x"}},
+         {"type": "tool_use", "id": "t4", "name": "ask_user_question",
+          "input": {"question": "Which name?"}}]}},
+    {"request": {"messages": [{"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "t3",
+         "content": "The user approved the plan. The plan is saved in .agent/plans/p.md.\n\nx"},
+        {"type": "tool_result", "tool_use_id": "t4", "content": "The user answered: Ada"},
+        {"type": "tool_result", "tool_use_id": "t9", "is_error": True,
+         "content": "Items 1, 2 are all in_progress; at most one may be."}]}]},
+     "response": {"stop_reason": "end_turn", "content": [{"type": "text", "text": "Done."}]}},
+]
+TERMINAL = """banner
+  > write_file: a
+  ? allow write_file: a
+    [y] yes  [n] no: y
+    Created a.
+  > bash: rm -rf ~
+    error: Denied: this command deletes the home folder.
+  > exit_plan_mode: 1. x
+  Plan:
+    1. x
+  Approve this plan? [y] yes, start  [n] no  or type feedback: make it shorter: y
+  > ask_user_question: Which name?
+    Which name?: Ada
+Done."""
+
+
+def test_captions_and_user_events_come_from_the_trace_and_the_terminal():
+    events = site_builder.terminal_events(CALLS, TERMINAL, ["y", "make it shorter: y", "Ada"])
+    assert events == {
+        "t1": [{"question": "? allow write_file: a\n  [y] yes  [n] no:", "answer": "y"}],
+        "t3": [{"question": "Approve this plan? [y] yes, start  [n] no  or type feedback:",
+                "answer": "make it shorter: y"}],
+        "t4": [{"question": "Which name?:", "answer": "Ada"}],
+    }
+    assert site_builder.step_captions(CALLS, events) == [
+        "the prompt goes to the model; the model asked for 2 tools: write_file, bash; "
+        "the harness asked to allow write_file; the user answered y.",
+        "bash was refused: this command deletes the home folder; "
+        "reminder added to this turn: Update your todos; "
+        "the Stop hook's words added to this turn; the model submitted its plan; "
+        "the model asked the user a question; "
+        "the harness asked to approve the plan; the user answered make it shorter: y; "
+        "the user answered Ada.",
+        "plan approved: saved to .agent/plans/p.md; "
+        "the user's answer goes back: The user answered: Ada; "
+        "a tool returned an error: Items 1, 2 are all in_progress; "
+        "the model answered without a tool (stop_reason end_turn): the turn ends.",
+    ]
+
+
+def test_what_a_run_shows_of_the_building_machine_is_put_in_fixed_words(tmp_path):
+    folder = tmp_path / "site-s06-abc"
+    workdir = folder / "s06-k2j3_x9a"
+    workdir.mkdir(parents=True)
+    chapter = site_builder.Chapter(name="s06_plan_mode", folder=ROOT / "s06_plan_mode", code="")
+    started = time.mktime((2026, 3, 4, 5, 6, 7, 0, 0, -1))
+    shown = site_builder.Normaliser(chapter, folder, started, started + 1.5)
+    text = (f"plays {ROOT}/s06_plan_mode/scenario.json\nworkdir: {workdir}  (HOME)\n"
+            f"rm -rf {folder}/s0?-* \n"
+            "session: 20260304-050608-a1b2c3 plan-20260304-050607-ffffff.md "
+            "but 20260304-050620-a1b2c3 is not this run's\n"
+            "Ran 3 tests in 0.012s\n=== 2 passed, 1 warning in 0.04s ===\n")
+    assert shown(text) == (
+        "plays s06_plan_mode/scenario.json\nworkdir: $TMPDIR/s06-xxxx  (HOME)\n"
+        "rm -rf $TMPDIR/s0?-* \n"
+        "session: YYYYMMDD-HHMMSS-xxxxxx plan-YYYYMMDD-HHMMSS-xxxxxx.md "
+        "but 20260304-050620-a1b2c3 is not this run's\n"
+        "Ran 3 tests in x.xxxs\n=== 2 passed, 1 warning in x.xxxs ===\n"
     )
-    ours = [json.loads(line) for line in (tmp_path / "trace.jsonl").read_text().splitlines()]
-    theirs = run_data(out, name)["calls"]
-    site_workdir = re.search(
-        r"working directory is (\S+?)\.?\n", theirs[0]["request"]["system"]
-    ).group(1)
-    assert len(theirs) == len(ours)
-    assert json.dumps(theirs).replace(json.dumps(site_workdir)[1:-1], "WORKDIR") == \
-        json.dumps(ours).replace(json.dumps(str(workdir))[1:-1], "WORKDIR")
+    as_json = json.dumps({"system": f"Your working directory is {workdir}.\nRan 1 test in 0.0s"})
+    assert json.loads(shown(as_json)) == {
+        "system": "Your working directory is $TMPDIR/s06-xxxx.\nRan 1 test in x.xxxs"}
+    shown.check("all in fixed words")
+    with pytest.raises(site_builder.BuildError) as leak:
+        shown.check(f"a path that got away: {folder}/elsewhere")
+    assert str(leak.value) == (
+        f"s06_plan_mode: the recorded run shows a path of this machine ({folder}); "
+        "web/build.py must show it in other words"
+    )
+
+
+def test_two_builds_in_different_folders_are_byte_identical(site, second_site):
+    (out, _), (again, _) = site, second_site
+    files = sorted(str(path.relative_to(out)) for path in out.rglob("*") if path.is_file())
+    assert files == sorted(str(path.relative_to(again)) for path in again.rglob("*")
+                           if path.is_file())
+    assert [name for name in files if (out / name).read_bytes() != (again / name).read_bytes()
+            ] == []
+
+
+def test_no_path_of_the_building_machine_is_in_the_site(site, second_site):
+    """Not the checkout, not a temporary folder, not the home folder. "/tmp" is left only where
+    a lesson itself says it (its own examples, such as cp -r ... /tmp/s01-play)."""
+    (out, _), (again, runs) = site, second_site
+    machine = [str(ROOT), str(out), str(again), str(runs), str(Path.home()),
+               tempfile.gettempdir() + "/site-", sys.prefix]
+    for build in (out, again):
+        for path in sorted(build.rglob("*")):
+            if not path.is_file() or path.suffix == ".svg":
+                continue
+            text = path.read_text(encoding="utf-8")
+            assert [where for where in machine if where in text] == [], path
+            if path.suffix == ".html" and path.stem in CHAPTERS:
+                text = text.replace(panel(text, "lesson"), "")
+            assert "/tmp" not in text, path
+
+
+def test_the_shown_command_runs_as_printed_and_records_the_same_run(site, tmp_path):
+    """In a folder laid out as the repository, the command of the Run tab, run as printed,
+    prints the terminal the page shows and writes its trace (both in the page's fixed words)."""
+    out, names = site
+    name = next((n for n in names if read_scenario(ROOT / n)["answers"]), names[0])
+    page = (out / f"{name}.html").read_text(encoding="utf-8")
+    command = html.unescape(re.search(
+        r'<pre class="terminal command"><code>\$ (.*?)</code></pre>', page, re.S)[1])
+    assert command.count(f".venv/bin/python {name}/code.py --offline --trace {name}.jsonl") == 1
+    checkout, temporary = tmp_path / "checkout", tmp_path / "tmp"
+    checkout.mkdir()
+    temporary.mkdir()
+    (checkout / name).symlink_to(ROOT / name)
+    (checkout / ".venv").symlink_to(Path(sys.prefix))
+    started = time.time()
+    process = subprocess.run(["bash", "-c", command], cwd=checkout, capture_output=True,
+                             text=True, timeout=120,
+                             env=site_builder.offline_environment(TMPDIR=str(temporary)))
+    assert process.returncode == 0, process.stderr
+    chapter = site_builder.find_chapters(ROOT)[names.index(name)]
+    shown = site_builder.Normaliser(chapter, temporary, started, time.time())
+    terminal = re.search(r'<pre class="terminal"><span class="prompt">\$ (.*?)</span>\n(.*?)</pre>',
+                         page, re.S)
+    assert html.unescape(terminal[1]) == command
+    assert shown(process.stdout) == html.unescape(terminal[2])
+    assert shown((checkout / f"{name}.jsonl").read_text()) == (
+        out / "traces" / f"{name}.jsonl").read_text()
 
 
 def fake_chapter(root, name, code):
@@ -424,7 +722,7 @@ def browser():
 
     playwright = sync_playwright().start()
     chromium = playwright.chromium.launch(
-        executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        executable_path=str(CHROMIUM), headless=True, args=page_checker.CHROMIUM_ARGS
     )
     yield chromium
     chromium.close()
@@ -468,19 +766,30 @@ def visible_panels(page):
     )
 
 
+# The text of every <pre> that scrolls but cannot take the focus (so its end cannot be reached).
+SCROLLING_BUT_NOT_FOCUSABLE = """() => Array.from(document.querySelectorAll("main pre"))
+  .filter((pre) => pre.checkVisibility() && pre.tabIndex < 0 &&
+          (pre.scrollHeight > pre.clientHeight + 1 || pre.scrollWidth > pre.clientWidth + 1))
+  .map((pre) => pre.textContent.slice(0, 40))"""
+
+
+def unusable(page, selector):
+    return page.get_attribute(selector, "aria-disabled") == "true"
+
+
 def step_through(page, steps):
     """Forward and back with the buttons and the arrow keys, reading the counter each time."""
     counter = page.locator("#step-counter")
     assert counter.inner_text() == f"Step 1 of {steps}"
-    assert page.locator("#step-previous").is_disabled()
+    assert unusable(page, "#step-previous")
     expected = 1
     for action, move in [("click #step-next", 1), ("ArrowRight", 1), ("ArrowLeft", -1),
                          ("click #step-previous", -1), ("ArrowLeft", -1)]:
         if action.startswith("click"):
-            button = page.locator(action.split()[1])
-            if button.is_disabled():
+            button = action.split()[1]
+            if unusable(page, button):
                 continue
-            button.click()
+            page.click(button)
         else:
             page.keyboard.press(action)
         expected = min(max(expected + move, 1), steps)
@@ -494,7 +803,6 @@ def test_browser_every_chapter_its_tabs_and_its_run(site, visit, tmp_path):
     out, names = site
     page = visit.open("index.html")
     assert page.locator("li.card").count() == len(names)
-    page.screenshot(path=str(tmp_path / "home.png"), full_page=True)
     page.locator(f'li.card a[href="{names[0]}.html"]').click()
     for number, name in enumerate(names):
         page.wait_for_url(f"**/{name}.html")
@@ -512,9 +820,82 @@ def test_browser_every_chapter_its_tabs_and_its_run(site, visit, tmp_path):
         data = run_data(out, name)
         assert page.locator("#step-view .block.new").count() >= 1
         assert data["prompt"] in page.locator("#step-view .sent").inner_text()
+        assert page.inner_text("#step-caption") == data["steps"][0]["caption"]
+        assert page.evaluate(SCROLLING_BUT_NOT_FOCUSABLE) == [], name
         step_through(page, len(data["calls"]))
         if number + 1 < len(names):
             page.click("a[rel=next]")
+    visit.assert_clean()
+
+
+@pytest.mark.browser
+def test_browser_the_player_keeps_the_focus_and_the_address_keeps_the_step(site, visit):
+    from playwright.sync_api import expect
+
+    out, names = site
+    name = names[-1]
+    steps = len(run_data(out, name)["calls"])
+    page = visit.open(f"{name}.html#step-{steps - 1}")
+    assert visible_panels(page) == ["run"]
+    assert page.inner_text("#step-counter") == f"Step {steps - 1} of {steps}"
+    page.focus("#step-next")
+    page.keyboard.press("Enter")  # to the last step: Next can no longer be used ...
+    assert unusable(page, "#step-next")
+    assert page.evaluate("document.activeElement.id") == "step-next"  # ... but keeps the focus
+    page.keyboard.press("Enter")
+    assert page.inner_text("#step-counter") == f"Step {steps} of {steps}"
+    assert page.evaluate("location.hash") == f"#step-{steps}"
+    page.reload()
+    assert page.inner_text("#step-counter") == f"Step {steps} of {steps}"
+    page.focus("#step-2")  # a bar of the chart beside the buttons: a button, by keyboard
+    page.keyboard.press("Enter")
+    assert page.inner_text("#step-counter") == f"Step 2 of {steps}"
+    assert page.get_attribute("#step-2", "aria-current") == "step"
+    page.click('.chart a.bar[href="#step-3"]')  # the big chart's bars are links to the steps
+    expect(page.locator("#step-counter")).to_have_text(f"Step 3 of {steps}")  # on hashchange
+
+    page.click("#tab-diff")
+    page.click("button[data-view=diff-split]")
+    assert page.evaluate("location.hash") == "#diff-split"
+    page.reload()
+    assert visible_panels(page) == ["diff"]
+    assert page.get_attribute("button[data-view=diff-split]", "aria-pressed") == "true"
+    assert page.locator("#diff-unified").is_hidden()
+    visit.assert_clean()
+
+
+@pytest.mark.browser
+def test_browser_captions_answers_and_the_plan_show_in_the_player(site, visit):
+    """Where the user answers in the terminal (s03's permission, s06's plan), the player shows
+    the caption, the question and the answer, and the plan as Markdown."""
+    out, names = site
+    shown = 0
+    for name in names:
+        data = run_data(out, name)
+        for number, step in enumerate(data["steps"], 1):
+            if not step["events"]:
+                continue
+            page = visit.open(f"{name}.html#step-{number}")
+            assert page.inner_text("#step-caption") == step["caption"]
+            assert "the user answered" in step["caption"]
+            events = [event for found in step["events"].values() for event in found]
+            blocks = page.locator("#step-view .received .user-event")
+            assert blocks.count() == len(events)
+            for index, event in enumerate(events):
+                text = blocks.nth(index).inner_text()
+                assert event["question"].splitlines()[0] in text
+                assert text.endswith(f"The user answered: {event['answer']}")
+            shown += 1
+            plans = [block for block in data["calls"][number - 1]["response"]["content"]
+                     if block.get("name") == "exit_plan_mode"]
+            for block in plans:
+                plan = page.locator("#step-view .received .plan")
+                items = [line.split(". ", 1)[1] for line in block["input"]["plan"].splitlines()
+                         if re.match(r"\d+\. ", line)]
+                assert [li.inner_text() for li in plan.locator("ol > li").all()] == [
+                    re.sub(r"`([^`]*)`", r"\1", item) for item in items]
+                assert "\\n" not in plan.inner_text()
+    assert shown >= 2
     visit.assert_clean()
 
 
@@ -525,13 +906,32 @@ def test_browser_a_chapter_at_desktop_and_phone_width(site, visit, tmp_path):
     page.click("#step-next")
     page.screenshot(path=str(tmp_path / "run-desktop.png"))
     page.set_viewport_size({"width": 390, "height": 844})
-    for tab in ("run", "code", "diff", "lesson"):
-        page.click(f"#tab-{tab}")
+    for view in ("run", "code", "diff", "diff-split", "lesson"):
+        if view == "diff-split":
+            page.click("button[data-view=diff-split]")
+        else:
+            page.click(f"#tab-{view}")
         assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), (
-            f"{tab} is wider than a phone"
+            f"{view} is wider than a phone"
         )
-        page.screenshot(path=str(tmp_path / f"{tab}-phone.png"))
+        page.screenshot(path=str(tmp_path / f"{view}-phone.png"))
     visit.assert_clean()
+
+
+@pytest.mark.browser
+def test_browser_without_javascript_every_panel_and_the_whole_run_read_top_to_bottom(
+        site, browser, server):
+    out, names = site
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(f"{server}{names[-1]}.html#run")
+    assert visible_panels(page) == ["lesson", "code", "diff", "run"]
+    assert page.locator("#diff-unified").is_visible() and page.locator("#diff-split").is_visible()
+    assert page.locator("#player").is_hidden()  # it needs JavaScript, and says so
+    assert page.locator("noscript").count() == 1
+    assert page.locator(".chart svg").is_visible()
+    assert run_data(out, names[-1])["prompt"] in page.inner_text("pre.terminal:not(.command)")
+    context.close()
 
 
 @pytest.mark.browser
@@ -544,11 +944,11 @@ def test_browser_compare_two_chapters(site, visit):
         page.select_option("#compare-new", new)
         page.click("#compare-picker button[type=submit]")
         page.wait_for_url(f"**/compare-{old}-vs-{new}.html")
-        added = page.locator("#compare-unified tr.added td.line", has_text=word)
+        added = page.locator("#compare-unified ins.added", has_text=word)
         assert added.count() >= 1, f"no added line with {word!r} in {old} → {new}"
         assert added.first.is_visible()
         page.click("button[data-view=compare-split]")
-        assert page.locator("#compare-split td.line.added", has_text=word).first.is_visible()
+        assert page.locator("#compare-split ins.added", has_text=word).first.is_visible()
         assert page.locator("#compare-unified").is_hidden()
         return page
 
@@ -563,3 +963,31 @@ def test_browser_compare_two_chapters(site, visit):
         pytest.skip("s04_hooks or s05_todo_write is not written yet: cannot compare them")
     compare("s04_hooks", "s05_todo_write", "todo_write")
     visit.assert_clean()
+
+
+# ---- accessibility: axe-core on the largest page of each kind ------------------------
+# Every page, light and dark, every step: `python web/check_pages.py` (run by .ci/run).
+
+def suite_views(out):
+    """The largest page of each kind, in each of its views; a chapter's Diff tab is the diff
+    template, checked on the largest compare page."""
+    for name in page_checker.largest_pages(out):
+        for view in page_checker.views(out, name, every_step=False):
+            if not view.startswith("#diff"):
+                yield name, view
+
+
+@pytest.fixture(scope="session")
+def checker(browser):
+    checker = page_checker.Checker(browser)
+    yield checker
+    checker.close()
+
+
+@pytest.mark.browser
+def test_axe_finds_nothing_serious_on_the_largest_page_of_each_kind(site, checker):
+    out, _ = site
+    results = [checker.check(out, name, view, sampled=True) for name, view in suite_views(out)]
+    print("\n" + "\n".join(result.line() for result in results))
+    assert {page_checker.kind_of(result.page) for result in results} == set(page_checker.KINDS)
+    assert [f"{r.page}{r.view}: {r.blocking}" for r in results if r.blocking] == []

@@ -1,6 +1,10 @@
 // The little JavaScript of the course site. Every page loads this file; each
 // part below sets itself up only if its elements are on the page. Without
 // JavaScript every page still reads top to bottom: all panels and views show.
+//
+// The address keeps what you chose, so that a reload keeps it and a link can
+// point at it: the tab (#lesson, #code, #diff, #run), the diff layout
+// (#diff-split, #compare-split) and the step of the recorded run (#step-3).
 "use strict";
 
 // ---- helpers ---------------------------------------------------------------
@@ -24,6 +28,52 @@ function typingInAField(event) {
     (target.isContentEditable || ["INPUT", "SELECT", "TEXTAREA"].includes(target.tagName));
 }
 
+// The id the address points at ("" for none).
+function hashId() {
+  return location.hash.length > 1 ? decodeURIComponent(location.hash.slice(1)) : "";
+}
+
+// Put an id in the address without a new history entry and without jumping.
+function remember(id) {
+  if (hashId() !== id) history.replaceState(null, "", `#${id}`);
+}
+
+// A button that cannot be used now, but keeps the focus (a disabled button would drop it).
+function setUsable(button, usable) {
+  if (usable) button.removeAttribute("aria-disabled");
+  else button.setAttribute("aria-disabled", "true");
+}
+
+// A hidden panel or view is taken out of the document, into a fragment, and put back when it
+// shows: the page then holds only what can be seen (a chapter page has tens of thousands of
+// elements, most of them highlighted code), which keeps the browser, a screen reader and an
+// accessibility check from working through what is not shown.
+const parked = new Map();
+
+function setShown(element, shown) {
+  element.hidden = !shown;
+  if (shown && parked.has(element)) {
+    element.append(parked.get(element));
+    parked.delete(element);
+  } else if (!shown && !parked.has(element)) {
+    const fragment = document.createDocumentFragment();
+    fragment.append(...element.childNodes);
+    parked.set(element, fragment);
+  }
+}
+
+// An element by id, shown or parked.
+function findById(id) {
+  if (!id) return null;
+  const found = document.getElementById(id);
+  if (found) return found;
+  for (const fragment of parked.values()) {
+    const inside = fragment.getElementById(id);
+    if (inside) return inside;
+  }
+  return null;
+}
+
 // ---- chapter tabs: Lesson, Code, Diff, Run ------------------------------------
 // The tabs are links to the panels (#lesson, #code, ...). The address decides
 // which panel shows, so a tab can be bookmarked and the Back button works.
@@ -34,21 +84,26 @@ function setUpTabs() {
   if (!tabs.length || panels.includes(null)) return;
   let current = panels[0];
 
-  function showPanelFor(hash) {
-    const target = hash.length > 1 ? document.getElementById(decodeURIComponent(hash.slice(1))) : null;
-    const panel = panels.find((candidate) => target && candidate.contains(target));
+  const holds = (panel, target) => panel.contains(target) ||
+    (parked.has(panel) && parked.get(panel).contains(target));
+
+  function showPanelFor(id) {
+    const target = findById(id);
+    const panel = panels.find((candidate) => target && holds(candidate, target));
     if (panel) current = panel;  // a link to something outside the panels (#main) keeps the panel
     panels.forEach((candidate, index) => {
-      candidate.hidden = candidate !== current;
+      setShown(candidate, candidate === current);
       if (candidate === current) tabs[index].setAttribute("aria-current", "true");
       else tabs[index].removeAttribute("aria-current");
     });
-    if (target && target !== current && panel) target.scrollIntoView();
     document.dispatchEvent(new CustomEvent("panelshown", { detail: current.id }));
+    // A step of the player (#step-3) shows the player from its top, not its chart's bar.
+    const shown = target && (target.closest(".player") || target);
+    if (target && target !== current && panel) shown.scrollIntoView();
   }
 
-  window.addEventListener("hashchange", () => showPanelFor(location.hash));
-  showPanelFor(location.hash);
+  window.addEventListener("hashchange", () => showPanelFor(hashId()));
+  showPanelFor(hashId());
 }
 
 // ---- diffs: unified or side by side ---------------------------------------------
@@ -56,15 +111,21 @@ function setUpTabs() {
 function setUpDiffSwitches() {
   for (const group of document.querySelectorAll(".view-switch")) {
     const buttons = Array.from(group.querySelectorAll("button[data-view]"));
+    const views = new Map(buttons.map((button) => [button, document.getElementById(button.dataset.view)]));
     const choose = (chosen) => {
       for (const button of buttons) {
         const on = button === chosen;
         button.setAttribute("aria-pressed", String(on));
-        document.getElementById(button.dataset.view).hidden = !on;
+        setShown(views.get(button), on);
       }
     };
-    buttons.forEach((button) => button.addEventListener("click", () => choose(button)));
-    choose(buttons[0]);
+    const fromAddress = () => buttons.find((button) => button.dataset.view === hashId());
+    buttons.forEach((button) => button.addEventListener("click", () => {
+      choose(button);
+      remember(button.dataset.view);
+    }));
+    window.addEventListener("hashchange", () => { if (fromAddress()) choose(fromAddress()); });
+    choose(fromAddress() || buttons[0]);
   }
 }
 
@@ -124,6 +185,26 @@ function resultText(content) {
   return content.map((part) => (part.type === "text" ? part.text : `[${part.type}]`)).join("\n");
 }
 
+// A tool's input, field by field: text as it reads (real line breaks, not "\n"), the rest as JSON.
+function renderInput(input) {
+  if (!input || typeof input !== "object" || Array.isArray(input) || !Object.keys(input).length) {
+    return el("pre", {}, JSON.stringify(input, null, 2));
+  }
+  const fields = el("dl", { class: "input" });
+  for (const [key, value] of Object.entries(input)) {
+    fields.append(el("dt", {}, key),
+      el("dd", {}, el("pre", {}, typeof value === "string" ? value : JSON.stringify(value, null, 2))));
+  }
+  return fields;
+}
+
+// The plan of an exit_plan_mode call, as build.py rendered its Markdown (a <template>).
+function renderedPlan(block) {
+  const template = document.getElementById(`plan-${block.id}`);
+  if (block.name !== "exit_plan_mode" || !template) return null;
+  return el("div", { class: "plan" }, template.content.cloneNode(true));
+}
+
 function renderBlock(block, isNew, names) {
   const classes = ["block", block.type];
   const tags = [];
@@ -136,7 +217,9 @@ function renderBlock(block, isNew, names) {
     body = el("pre", {}, block.text);
   } else if (block.type === "tool_use") {
     heading = `tool_use: ${block.name} (${block.id})`;
-    body = el("pre", {}, JSON.stringify(block.input, null, 2));
+    const plan = renderedPlan(block);
+    body = plan ? el("div", {}, plan, el("details", {}, el("summary", {}, "The input as sent"), renderInput(block.input)))
+      : renderInput(block.input);
   } else if (block.type === "tool_result") {
     heading = `tool_result for ${names[block.tool_use_id] || "?"} (${block.tool_use_id})`;
     body = el("pre", {}, resultText(block.content));
@@ -149,9 +232,21 @@ function renderBlock(block, isNew, names) {
   return el("div", { class: classes.join(" ") }, label, body);
 }
 
-function renderMessage(message, marks, names) {
+// What the user was asked in the terminal, and what they answered, after a tool_use.
+function renderEvent(event) {
+  return el("div", { class: "block user-event" },
+    el("p", { class: "block-head" }, "in the terminal, the user is asked ", el("span", { class: "tag user" }, "user")),
+    el("pre", {}, event.question),
+    el("p", { class: "answer" }, "The user answered: ",
+      el("strong", {}, event.answer === "" ? "(an empty line)" : event.answer)));
+}
+
+function renderMessage(message, marks, names, events) {
   const box = el("div", { class: `message ${message.role}` }, el("p", { class: "role" }, message.role));
-  blocksOf(message).forEach((block, k) => box.append(renderBlock(block, marks[k], names)));
+  blocksOf(message).forEach((block, k) => {
+    box.append(renderBlock(block, marks[k], names));
+    for (const event of (events && events[block.id]) || []) box.append(renderEvent(event));
+  });
   return box;
 }
 
@@ -212,12 +307,13 @@ function renderState(request, previousRequest) {
   return list;
 }
 
-function renderStep(calls, step) {
+function renderStep(calls, steps, step) {
   const { request, response } = calls[step];
   const previous = step > 0 ? calls[step - 1].request : null;
   const messages = request.messages || [];
   const marks = newBlocks(previous ? previous.messages : null, messages);
   const names = toolNames(messages.concat([{ role: "assistant", content: response.content || [] }]));
+  const events = (steps[step] && steps[step].events) || {};
 
   const sent = el("section", { class: "sent", "aria-labelledby": "sent-title" },
     el("h4", { id: "sent-title" }, `Sent: ${messages.length} message${messages.length === 1 ? "" : "s"}`));
@@ -234,7 +330,7 @@ function renderStep(calls, step) {
 
   const received = el("section", { class: "received", "aria-labelledby": "received-title" },
     el("h4", { id: "received-title" }, `Received: stop_reason ${response.stop_reason}`),
-    renderMessage({ role: "assistant", content: response.content || [] }, (response.content || []).map(() => false), names));
+    renderMessage({ role: "assistant", content: response.content || [] }, (response.content || []).map(() => false), names, events));
 
   const state = el("section", { class: "session-state", "aria-labelledby": "state-title" },
     el("h4", { id: "state-title" }, "Session state, as the request shows it"), renderState(request, previous));
@@ -242,42 +338,94 @@ function renderStep(calls, step) {
   return [sent, received, state];
 }
 
+// A <pre> that scrolls must take the keyboard's focus, or its end cannot be reached.
+function focusableIfScrolling(root) {
+  for (const pre of root.querySelectorAll("pre")) {
+    if (pre.scrollHeight > pre.clientHeight + 1 || pre.scrollWidth > pre.clientWidth + 1) pre.tabIndex = 0;
+  }
+}
+
 function setUpPlayer() {
   const data = document.getElementById("run-data");
   const view = document.getElementById("step-view");
-  if (!data || !view) return;
-  const calls = JSON.parse(data.textContent).calls;
+  const player = document.getElementById("player");
+  if (!data || !view || !player) return;
+  const { calls, steps } = JSON.parse(data.textContent);
   const counter = document.getElementById("step-counter");
+  const caption = document.getElementById("step-caption");
+  const value = document.getElementById("mini-value");
   const previousButton = document.getElementById("step-previous");
   const nextButton = document.getElementById("step-next");
   const panel = document.getElementById("run");
-  const bars = Array.from(document.querySelectorAll(".chart .bar"));
+  const bars = Array.from(player.querySelectorAll(".bars .bar"));
+  const chartBars = Array.from(document.querySelectorAll(".chart .bar"));
+  player.hidden = false;
   let step = 0;
 
-  function go(to) {
-    step = Math.max(0, Math.min(calls.length - 1, to));
-    counter.textContent = `Step ${step + 1} of ${calls.length}`;
-    previousButton.disabled = step === 0;
-    nextButton.disabled = step === calls.length - 1;
-    view.replaceChildren(...renderStep(calls, step));
-    bars.forEach((bar, index) => bar.classList.toggle("current", index === step));
+  function stepFromAddress() {
+    const found = /^step-(\d+)$/.exec(hashId());
+    return found ? Number(found[1]) - 1 : null;
   }
 
-  previousButton.addEventListener("click", () => go(step - 1));
-  nextButton.addEventListener("click", () => go(step + 1));
-  bars.forEach((bar, index) => bar.addEventListener("click", () => go(index)));
+  function go(to, byUser) {
+    step = Math.max(0, Math.min(calls.length - 1, to));
+    counter.textContent = `Step ${step + 1} of ${calls.length}`;
+    caption.textContent = (steps[step] && steps[step].caption) || "";
+    setUsable(previousButton, step > 0);
+    setUsable(nextButton, step < calls.length - 1);
+    view.replaceChildren(...renderStep(calls, steps, step));
+    bars.forEach((bar, index) => {
+      if (index === step) bar.setAttribute("aria-current", "step");
+      else bar.removeAttribute("aria-current");
+    });
+    chartBars.forEach((bar, index) => bar.classList.toggle("current", index === step));
+    if (value && bars[step]) value.textContent = bars[step].getAttribute("aria-label");
+    if (byUser) remember(`step-${step + 1}`);
+    if (panel && !panel.hidden) focusableIfScrolling(view);
+  }
+
+  const usable = (button) => button.getAttribute("aria-disabled") !== "true";
+  previousButton.addEventListener("click", () => { if (usable(previousButton)) go(step - 1, true); });
+  nextButton.addEventListener("click", () => { if (usable(nextButton)) go(step + 1, true); });
+  bars.forEach((bar, index) => bar.addEventListener("click", () => go(index, true)));
   document.addEventListener("keydown", (event) => {
     if ((panel && panel.hidden) || typingInAField(event)) return;
     if (event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
     const moves = { ArrowLeft: step - 1, ArrowRight: step + 1 };
     if (!(event.key in moves)) return;
     event.preventDefault();
-    go(moves[event.key]);
+    go(moves[event.key], true);
   });
-  go(0);
+  window.addEventListener("hashchange", () => {
+    const wanted = stepFromAddress();
+    if (wanted !== null && wanted !== step) go(wanted, false);
+  });
+  document.addEventListener("panelshown", (event) => {
+    if (event.detail === "run") focusableIfScrolling(view);
+  });
+  go(stepFromAddress() || 0, false);
 }
 
-setUpTabs();
+// Lesson code and diagrams that are wider than the page scroll: they take the focus (build.py
+// gives them tabindex="0") only while they need to.
+function setUpScrollingBlocks() {
+  const blocks = Array.from(document.querySelectorAll("div.hl > pre[tabindex='0'], .diagram pre[tabindex='0']"));
+  const update = () => {
+    for (const pre of blocks) {
+      if (!pre.isConnected || pre.closest("[hidden]")) continue;
+      if (pre.scrollWidth > pre.clientWidth + 1 || pre.scrollHeight > pre.clientHeight + 1) pre.tabIndex = 0;
+      else pre.removeAttribute("tabindex");
+    }
+  };
+  if (!blocks.length) return;
+  window.addEventListener("resize", update);
+  document.addEventListener("panelshown", update);
+  update();
+}
+
+// The parts that look elements up come before the tabs, which park the hidden panels.
+setUpPlayer();
+setUpScrollingBlocks();
 setUpDiffSwitches();
 setUpComparePicker();
-setUpPlayer();
+setUpTabs();

@@ -1,0 +1,246 @@
+"""Check the built site with axe-core in Chromium: every page, in every view it has.
+
+    python web/check_pages.py                 every page of web/dist/, light and dark
+    python web/check_pages.py --out DIR       another build
+    python web/check_pages.py --largest       only the largest page of each kind (the tests)
+    python web/check_pages.py index.html ...  only these pages
+
+Build the site first (python web/build.py). Each page is opened from the disk, and axe-core
+(from the axe-playwright-python package) checks it in each view its JavaScript offers, since
+axe sees only what is shown: a chapter's four tabs, both diff layouts, and every step of the
+recorded run; a compare page in both layouts; each with every <details> open. It prints one
+line per view, with the time axe took, and exits 1 if any view has a violation of serious or
+critical impact (the lesser ones are printed too).
+
+The browser tests (tests/test_web_axe.py) run the same check on the largest page of each kind;
+.ci/run runs this command on every page.
+"""
+
+import argparse
+import json
+import re
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+WEB = Path(__file__).resolve().parent
+DEFAULT_OUT = WEB / "dist"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+BLOCKING = ("serious", "critical")  # the impacts that fail the check
+KINDS = ("home", "chapter", "compare", "diff")
+
+
+def kind_of(name):
+    """The template a page is made from: home, chapter, compare (the picker) or diff (a pair)."""
+    if name == "index.html":
+        return "home"
+    if name == "compare.html":
+        return "compare"
+    if name.startswith("compare-"):
+        return "diff"
+    return "chapter"
+
+
+def pages_of(out):
+    return sorted(path.name for path in Path(out).glob("*.html"))
+
+
+def largest_pages(out):
+    """The largest page of each kind, in KINDS order."""
+    by_kind = {}
+    for name in pages_of(out):
+        size = (Path(out) / name).stat().st_size
+        kind = kind_of(name)
+        if kind not in by_kind or size > by_kind[kind][1]:
+            by_kind[kind] = (name, size)
+    return [by_kind[kind][0] for kind in KINDS if kind in by_kind]
+
+
+def run_steps(text):
+    """How many steps the recorded run of a chapter page has."""
+    found = re.search(r'<script type="application/json" id="run-data">(.*?)</script>', text, re.S)
+    return len(json.loads(found.group(1))["calls"]) if found else 0
+
+
+def views(out, name, every_step=True):
+    """The addresses (#...) that show each view of a page. A chapter's run: every step, or
+    (every_step=False) the first step and the steps where the user answers in the terminal."""
+    text = (Path(out) / name).read_text(encoding="utf-8")
+    kind = kind_of(name)
+    if kind == "diff":
+        return ["#compare-unified", "#compare-split"]
+    if kind != "chapter":
+        return [""]
+    found = ["#lesson", "#code"]
+    if 'id="diff-split"' in text:
+        found += ["#diff-unified", "#diff-split"]
+    else:
+        found.append("#diff")
+    steps = run_steps(text)
+    if every_step:
+        chosen = range(1, steps + 1)
+    else:
+        data = json.loads(re.search(r'id="run-data">(.*?)</script>', text, re.S).group(1))
+        chosen = [1] + [n for n, step in enumerate(data["steps"], 1) if step["events"] and n > 1]
+    return found + [f"#step-{n}" for n in chosen]
+
+
+@dataclass
+class Result:
+    page: str
+    view: str
+    scheme: str
+    seconds: float
+    violations: list  # (id, impact, number of nodes, first node's html)
+
+    @property
+    def blocking(self):
+        return [v for v in self.violations if v[1] in BLOCKING]
+
+    def line(self):
+        found = ", ".join(f"{v[0]} ({v[1]}, {v[2]} nodes)" for v in self.violations) or "ok"
+        return f"{self.page}{self.view} [{self.scheme}]: {self.seconds:.1f} s: {found}"
+
+
+# Go to another view of the page shown, and wait until the page has handled it.
+SWITCH = """hash => new Promise(resolve => {
+  if (location.hash === hash) { resolve(); return; }
+  addEventListener("hashchange", () => resolve(), { once: true });
+  location.hash = hash;
+})"""
+
+
+# Colour contrast is what axe spends its time on: about 3 ms of CPU for each element that holds
+# text, and a page of highlighted code has thousands of them. An element's contrast follows
+# from its own colour and font and from the backgrounds and opacity of the elements it sits in;
+# two elements alike in all of that, with the same tags and classes all the way up, have the
+# same contrast. So the sampled check gives axe one element of each such kind (and not the
+# elements inside it, which are kinds of their own); every other rule sees the whole view.
+SAMPLE = """() => {
+  const kinds = new Map();
+  const holdsText = (element) => Array.from(element.childNodes).some(
+    (node) => node.nodeType === Node.TEXT_NODE && node.textContent.trim());
+  for (const element of document.body.querySelectorAll("*")) {
+    if (!holdsText(element) || !element.checkVisibility({ visibilityProperty: true })) continue;
+    const own = getComputedStyle(element);
+    const parts = [own.color, own.fontSize, own.fontWeight, own.textShadow];
+    for (let up = element; up; up = up.parentElement) {
+      const style = getComputedStyle(up);
+      parts.push(`${up.tagName}.${Array.from(up.classList).sort().join(".")}`,
+                 style.backgroundColor, style.backgroundImage, style.opacity);
+    }
+    const kind = parts.join("|");
+    if (!kinds.has(kind)) kinds.set(kind, element);
+  }
+  Array.from(kinds.values()).forEach((element, n) => element.setAttribute("data-axe-sample", n));
+  return kinds.size;
+}"""
+UNSAMPLE = """() => document.querySelectorAll("[data-axe-sample]").forEach(
+  (element) => element.removeAttribute("data-axe-sample"))"""
+
+
+class Checker:
+    """One Chromium, one page per colour scheme, axe-core injected after each navigation."""
+
+    def __init__(self, browser):
+        from axe_playwright_python.sync_playwright import Axe
+
+        self.axe = Axe()
+        self.browser = browser
+        self.pages = {}
+
+    def page(self, scheme):
+        if scheme not in self.pages:
+            context = self.browser.new_context(viewport={"width": 1280, "height": 900},
+                                               color_scheme=scheme)
+            self.pages[scheme] = context.new_page()
+        return self.pages[scheme]
+
+    def check(self, out, name, view="", scheme="light", sampled=False):
+        """axe-core on one view of one page: its violations, and the time axe took.
+
+        sampled=True checks colour contrast on one element of each kind (see SAMPLE) and
+        every other rule on the whole view, as the browser tests do; False checks it all."""
+        page = self.page(scheme)
+        url = (Path(out).resolve() / name).as_uri()
+        if page.url.split("#")[0] != url:
+            page.goto(url + view)
+        else:  # the same page: the address alone switches the view, as a link would
+            page.evaluate(SWITCH, view or "#")
+        # What a click shows is checked too: every <details> open (the system prompt, the
+        # messages folded away, the numbers of the chart).
+        page.evaluate("() => document.querySelectorAll('details').forEach(d => { d.open = true; })")
+        page.evaluate("() => new Promise(requestAnimationFrame)")
+        started = time.perf_counter()
+        if sampled:
+            found = self.run(page, options={"resultTypes": ["violations"],
+                                            "rules": {"color-contrast": {"enabled": False}}})
+            samples = page.evaluate(SAMPLE)
+            context = {"include": [[f'[data-axe-sample="{n}"]'] for n in range(samples)],
+                       "exclude": [["[data-axe-sample] > *"]]}
+            found += self.run(page, context, {"resultTypes": ["violations"],
+                                              "runOnly": {"type": "rule",
+                                                          "values": ["color-contrast"]}})
+            page.evaluate(UNSAMPLE)
+        else:
+            found = self.run(page, options={"resultTypes": ["violations"]})
+        seconds = time.perf_counter() - started
+        violations = [(v["id"], v["impact"], len(v["nodes"]), v["nodes"][0]["html"][:120])
+                      for v in found]
+        return Result(name, view, scheme, seconds, violations)
+
+    def run(self, page, context=None, options=None):
+        """axe.run in the page (the package's Axe.run, with a context given as JSON)."""
+        if not page.evaluate("typeof axe !== 'undefined'"):  # once after each navigation
+            page.evaluate(self.axe.axe_script)
+        script = "([context, options]) => axe.run(context || document, options)"
+        return page.evaluate(script, [context, options])["violations"]
+
+    def close(self):
+        for page in self.pages.values():
+            page.context.close()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python web/check_pages.py",
+                                     description="Check the built site with axe-core.")
+    parser.add_argument("pages", nargs="*", help="pages to check (default: every page)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
+                        help="the build to check (default: web/dist)")
+    parser.add_argument("--largest", action="store_true",
+                        help="only the largest page of each kind, as the tests check them")
+    parser.add_argument("--light-only", action="store_true", help="skip the dark colour scheme")
+    parser.add_argument("--sampled", action="store_true",
+                        help="colour contrast on one element of each kind (as the tests do)")
+    args = parser.parse_args(argv)
+    if not (args.out / "index.html").is_file():
+        print(f"check_pages.py: no site in {args.out}: build it first (python web/build.py)",
+              file=sys.stderr)
+        return 2
+    names = args.pages or (largest_pages(args.out) if args.largest else pages_of(args.out))
+    schemes = ["light"] if args.light_only else ["light", "dark"]
+    from playwright.sync_api import sync_playwright
+
+    started = time.perf_counter()
+    failed = 0
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        checker = Checker(browser)
+        for name in names:
+            for scheme in schemes:
+                for view in views(args.out, name, every_step=not args.largest):
+                    result = checker.check(args.out, name, view, scheme, args.sampled)
+                    print(result.line(), flush=True)
+                    failed += bool(result.blocking)
+        checker.close()
+        browser.close()
+    print(f"{len(names)} pages checked in {time.perf_counter() - started:.0f} s: "
+          f"{failed} view{'s' if failed != 1 else ''} with serious or critical violations")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
