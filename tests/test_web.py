@@ -145,7 +145,7 @@ def text_of(fragment):
 
 # ---- the files -------------------------------------------------------------------
 
-def test_every_page_is_built(site):
+def test_every_page_is_built(site, shown_run):
     out, names = site
     assert names == CHAPTERS
     expected = ["index.html", "compare.html", *(f"{name}.html" for name in names)]
@@ -611,33 +611,58 @@ def test_no_path_of_the_building_machine_is_in_the_site(site, second_site):
             assert "/tmp" not in text, path
 
 
-def test_the_shown_command_runs_as_printed_and_records_the_same_run(site, tmp_path):
-    """In a folder laid out as the repository, the command of the Run tab, run as printed,
-    prints the terminal the page shows and writes its trace (both in the page's fixed words)."""
+@dataclass
+class ShownRun:
+    """The Run tab's command of a chapter, run as printed, in a folder laid out as the
+    repository (its chapter folder and .venv), with a TMPDIR of its own."""
+    name: str
+    command: str
+    checkout: Path
+    temporary: Path
+    started: float
+    process: subprocess.Popen
+
+
+@pytest.fixture(scope="session")
+def shown_run(site, tmp_path_factory):
+    """Started as soon as the site is built (the first test asks for it), so that the run goes
+    on beside the other tests; test_the_shown_command_... waits for it."""
     out, names = site
     name = next((n for n in names if read_scenario(ROOT / n)["answers"]), names[0])
     page = (out / f"{name}.html").read_text(encoding="utf-8")
     command = html.unescape(re.search(
         r'<pre class="terminal command"><code>\$ (.*?)</code></pre>', page, re.S)[1])
-    assert command.count(f".venv/bin/python {name}/code.py --offline --trace {name}.jsonl") == 1
-    checkout, temporary = tmp_path / "checkout", tmp_path / "tmp"
-    checkout.mkdir()
-    temporary.mkdir()
+    checkout, temporary = tmp_path_factory.mktemp("checkout"), tmp_path_factory.mktemp("tmp")
     (checkout / name).symlink_to(ROOT / name)
     (checkout / ".venv").symlink_to(Path(sys.prefix))
     started = time.time()
-    process = subprocess.run(["bash", "-c", command], cwd=checkout, capture_output=True,
-                             text=True, timeout=120,
-                             env=site_builder.offline_environment(TMPDIR=str(temporary)))
-    assert process.returncode == 0, process.stderr
-    chapter = site_builder.find_chapters(ROOT)[names.index(name)]
-    shown = site_builder.Normaliser(chapter, temporary, started, time.time())
+    process = subprocess.Popen(["bash", "-c", command], cwd=checkout, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env=site_builder.offline_environment(TMPDIR=str(temporary)))
+    yield ShownRun(name, command, checkout, temporary, started, process)
+    if process.poll() is None:
+        process.kill()
+    process.communicate()
+
+
+def test_the_shown_command_runs_as_printed_and_records_the_same_run(site, shown_run):
+    """The command of the Run tab, run as printed from the repository root, prints the terminal
+    the page shows and writes its trace (both in the page's fixed words)."""
+    out, names = site
+    run = shown_run
+    assert run.command.count(
+        f".venv/bin/python {run.name}/code.py --offline --trace {run.name}.jsonl") == 1
+    stdout, stderr = run.process.communicate(timeout=120)
+    assert run.process.returncode == 0, stderr
+    chapter = site_builder.find_chapters(ROOT)[names.index(run.name)]
+    shown = site_builder.Normaliser(chapter, run.temporary, run.started, time.time())
+    page = (out / f"{run.name}.html").read_text(encoding="utf-8")
     terminal = re.search(r'<pre class="terminal"><span class="prompt">\$ (.*?)</span>\n(.*?)</pre>',
                          page, re.S)
-    assert html.unescape(terminal[1]) == command
-    assert shown(process.stdout) == html.unescape(terminal[2])
-    assert shown((checkout / f"{name}.jsonl").read_text()) == (
-        out / "traces" / f"{name}.jsonl").read_text()
+    assert html.unescape(terminal[1]) == run.command
+    assert shown(stdout) == html.unescape(terminal[2])
+    assert shown((run.checkout / f"{run.name}.jsonl").read_text()) == (
+        out / "traces" / f"{run.name}.jsonl").read_text()
 
 
 def fake_chapter(root, name, code):
@@ -900,11 +925,10 @@ def test_browser_captions_answers_and_the_plan_show_in_the_player(site, visit):
 
 
 @pytest.mark.browser
-def test_browser_a_chapter_at_desktop_and_phone_width(site, visit, tmp_path):
+def test_browser_a_chapter_at_desktop_and_phone_width(site, visit):
     out, names = site
     page = visit.open(f"{names[-1]}.html#run")
     page.click("#step-next")
-    page.screenshot(path=str(tmp_path / "run-desktop.png"))
     page.set_viewport_size({"width": 390, "height": 844})
     for view in ("run", "code", "diff", "diff-split", "lesson"):
         if view == "diff-split":
@@ -914,7 +938,6 @@ def test_browser_a_chapter_at_desktop_and_phone_width(site, visit, tmp_path):
         assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), (
             f"{view} is wider than a phone"
         )
-        page.screenshot(path=str(tmp_path / f"{view}-phone.png"))
     visit.assert_clean()
 
 

@@ -96,6 +96,7 @@ function setUpTabs() {
       if (candidate === current) tabs[index].setAttribute("aria-current", "true");
       else tabs[index].removeAttribute("aria-current");
     });
+    document.documentElement.classList.add("ready");  // the panels are hidden or shown now
     document.dispatchEvent(new CustomEvent("panelshown", { detail: current.id }));
     // A step of the player (#step-3) shows the player from its top, not its chart's bar.
     const shown = target && (target.closest(".player") || target);
@@ -412,7 +413,7 @@ function setUpScrollingBlocks() {
   const blocks = Array.from(document.querySelectorAll("div.hl > pre[tabindex='0'], .diagram pre[tabindex='0']"));
   const update = () => {
     for (const pre of blocks) {
-      if (!pre.isConnected || pre.closest("[hidden]")) continue;
+      if (!pre.isConnected || !pre.checkVisibility()) continue;  // not shown: left as it is
       if (pre.scrollWidth > pre.clientWidth + 1 || pre.scrollHeight > pre.clientHeight + 1) pre.tabIndex = 0;
       else pre.removeAttribute("tabindex");
     }
@@ -420,7 +421,7 @@ function setUpScrollingBlocks() {
   if (!blocks.length) return;
   window.addEventListener("resize", update);
   document.addEventListener("panelshown", update);
-  update();
+  document.addEventListener("DOMContentLoaded", update);  // after the tabs have shown a panel
 }
 
 // The parts that look elements up come before the tabs, which park the hidden panels.
@@ -429,3 +430,4 @@ setUpScrollingBlocks();
 setUpDiffSwitches();
 setUpComparePicker();
 setUpTabs();
+document.documentElement.classList.add("ready");  // (site.css waits for it; see there)
