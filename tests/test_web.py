@@ -791,6 +791,15 @@ def visible_panels(page):
     )
 
 
+def wait_for_panel(page, name):
+    """Wait (Playwright's own polling, up to its timeout) until only panel `name` is shown."""
+    page.wait_for_function(
+        """name => [...document.querySelectorAll("section.panel")]
+            .filter(p => !p.hidden).map(p => p.id).join() === name""",
+        arg=name,
+    )
+
+
 # The text of every <pre> that scrolls but cannot take the focus (so its end cannot be reached).
 SCROLLING_BUT_NOT_FOCUSABLE = """() => Array.from(document.querySelectorAll("main pre"))
   .filter((pre) => pre.checkVisibility() && pre.tabIndex < 0 &&
@@ -837,9 +846,11 @@ def test_browser_every_chapter_its_tabs_and_its_run(site, visit, tmp_path):
             assert visible_panels(page) == [tab], (name, tab)
             assert page.get_attribute(f"#tab-{tab}", "aria-current") == "true"
         page.go_back()  # the address holds the tab, so Back goes back to the last one
+        wait_for_panel(page, "lesson")  # Back and Enter change the hash: the page follows later
         assert visible_panels(page) == ["lesson"]
         page.focus("#tab-run")  # by keyboard: a tab is a link
         page.keyboard.press("Enter")
+        wait_for_panel(page, "run")
         assert visible_panels(page) == ["run"]
 
         data = run_data(out, name)
