@@ -526,7 +526,7 @@ TERMINAL = """banner
     1. x
   Approve this plan? [y] yes, start  [n] no  or type feedback: make it shorter: y
   > ask_user_question: Which name?
-    Which name?: Ada
+    Which name? Ada
 Done."""
 
 
@@ -536,7 +536,7 @@ def test_captions_and_user_events_come_from_the_trace_and_the_terminal():
         "t1": [{"question": "? allow write_file: a\n  [y] yes  [n] no:", "answer": "y"}],
         "t3": [{"question": "Approve this plan? [y] yes, start  [n] no  or type feedback:",
                 "answer": "make it shorter: y"}],
-        "t4": [{"question": "Which name?:", "answer": "Ada"}],
+        "t4": [{"question": "Which name?", "answer": "Ada"}],
     }
     assert site_builder.step_captions(CALLS, events) == [
         "the prompt goes to the model; the model asked for 2 tools: write_file, bash; "

@@ -392,8 +392,9 @@ def terminal_events(calls, stdout, answers):
         end = following[1] if following else len(lines)
         for index in range(start + 1, end):
             line = lines[index]
-            if not pending or not line.startswith(" ") or not line.endswith(": " + pending[0]):
-                continue
+            if not pending or not line.startswith(" ") or not re.search(
+                    r"[:?>] " + re.escape(pending[0]) + "$", line):
+                continue  # a question ends with ": ", "? " or "> ", then the echoed answer
             answer = pending.pop(0)
             first = index
             for back in range(index - 1, start, -1):  # a permission question: "  ? allow ..."
