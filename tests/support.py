@@ -24,8 +24,10 @@ from anthropic.types import Message
 
 from course import CHAPTERS, ROOT, offline_environment
 
+# The message builders a learner's exercise checks use too: one source for both.
+from course.check import MODEL, assistant, reply, result, text, tool_use, user  # noqa: F401
+
 PRESENT = [name for name in CHAPTERS if (ROOT / name / "code.py").exists()]
-MODEL = "test-model"
 
 _loads = itertools.count()
 
@@ -40,25 +42,6 @@ def load_chapter(name):
 
 
 # ---- replies -----------------------------------------------------------
-
-def text(value):
-    return {"type": "text", "text": value}
-
-
-def tool_use(id, name, input):
-    return {"type": "tool_use", "id": id, "name": name, "input": input}
-
-
-def reply(*blocks, stop_reason=None):
-    """A real Message, as the API would send it."""
-    if stop_reason is None:
-        stop_reason = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
-    return Message.model_validate({
-        "id": "msg_test", "type": "message", "role": "assistant", "model": MODEL,
-        "content": list(blocks), "stop_reason": stop_reason, "stop_sequence": None,
-        "usage": {"input_tokens": 0, "output_tokens": 0},
-    })
-
 
 # ---- the fake client -----------------------------------------------------
 
@@ -135,21 +118,6 @@ def request(chapter, session, messages):
         "tools": seen["tools"],
         "messages": messages,
     }
-
-
-def user(*blocks):
-    return {"role": "user", "content": list(blocks)}
-
-
-def assistant(*blocks):
-    return {"role": "assistant", "content": list(blocks)}
-
-
-def result(tool_use_id, content, is_error=False):
-    block = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
-    if is_error:
-        block["is_error"] = True
-    return block
 
 
 # ---- running a chapter as a learner does -------------------------------------
@@ -264,12 +232,12 @@ def loopback_messages_api(answer):
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["content-length"])))
             seen.append({"path": self.path, "headers": dict(self.headers), "body": body})
-            reply = json.dumps(answer(body, seen)).encode()
+            answered = json.dumps(answer(body, seen)).encode()
             self.send_response(200)
             self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(reply)))
+            self.send_header("content-length", str(len(answered)))
             self.end_headers()
-            self.wfile.write(reply)
+            self.wfile.write(answered)
 
         def log_message(self, *args):
             pass
