@@ -7,7 +7,7 @@ README.md). Then review `git diff` and commit what is right. The What changed ta
 own command: `.venv/bin/python -m course.changes --write`.
 
   --transcripts  runs every ```bash block that a ```text block follows, as tests/test_lessons.py
-                 does, and writes its real output (normalized: /tmp/sNN-xxxx, .../sNN_x/) into
+                 does, and writes its real output (normalized: $TMPDIR/sNN-xxxx, .../sNN_x/) into
                  the text block. A block cut with `...` keeps its cut (as many lines as before,
                  at the start or the end); a `^C` mark stays on the line that follows the
                  interrupt. A block cut in the middle is left for you, and named.

@@ -578,8 +578,8 @@ def normalize(text, scratch=None):
     """Output as the lesson shows it: temporary paths and ports made stable, trailing spaces
     gone."""
     if scratch is not None:
-        text = text.replace(str(scratch), "/tmp")
-    text = re.sub(r"(/tmp/s\d\d-)[a-z0-9_]{8}(?![a-z0-9_])", r"\1xxxx", text)
+        text = text.replace(str(scratch), "$TMPDIR")
+    text = re.sub(r"(\$TMPDIR/s\d\d-)[a-z0-9_]{8}(?![a-z0-9_])", r"\1xxxx", text)
     text = re.sub(r"(?<![\w.])/\S*?/(?=s\d\d_\w+/)", ".../", text)
     text = text.replace(str(ROOT), "...")
     text = re.sub(r"http://127\.0\.0\.1:\d+", "http://127.0.0.1:PORT", text)
@@ -592,6 +592,7 @@ def normalize(text, scratch=None):
 
 CHAPTER_SCRIPT = re.compile(r"(?P<name>s\d\d_\w+)/code\.py")
 VALUED = {"--script", "--trace", "--workdir", "--mode"}
+PLAY = "play/"  # the folder of the checkout where the lessons put the learner's copies
 
 
 def script_options(path):
@@ -621,10 +622,12 @@ class Run:
         self.traces = {}  # a trace file written in this script: the tool calls of its run
         self.problems = []
         self.actual = None  # the output its transcript was compared with, normalized
+        if (ROOT / PLAY).is_dir():  # as in a clone, where play/ holds its README.md
+            (scratch / PLAY).mkdir()
 
     def path(self, word):
-        """A /tmp/... path of the text: in this script's scratch folder."""
-        return str(self.scratch / word[len("/tmp/"):]) if word.startswith("/tmp/") else word
+        """A play/... path of the text (the learner's copies): in this script's scratch folder."""
+        return str(self.scratch / word) if word.startswith(PLAY) else word
 
     def problem(self, command, what):
         self.problems.append(f"{' '.join(command.words)}: {what}")
@@ -639,15 +642,15 @@ class Run:
                          + "\n".join(actual))
 
     def run(self):
-        """Run the commands, each as soon as the ones before it that use one of its /tmp paths
+        """Run the commands, each as soon as the ones before it that use one of its play/ paths
         have ended (the others run side by side)."""
         commands = self.script.commands
         with ThreadPoolExecutor(max_workers=max(len(commands), 1)) as pool:
             started = []
             for number, command in enumerate(commands):
-                paths = {word for word in command.words if word.startswith("/tmp/")}
+                paths = {word for word in command.words if word.startswith(PLAY)}
                 before = [started[earlier] for earlier in range(number)
-                          if paths & {w for w in commands[earlier].words if w.startswith("/tmp/")}]
+                          if paths & {w for w in commands[earlier].words if w.startswith(PLAY)}]
                 expected = self.script.expected if number == len(commands) - 1 else None
                 started.append(pool.submit(self.run_after, before, command, expected))
             for future in started:
@@ -679,7 +682,7 @@ class Run:
             return None
         if expected is not None:
             return self.problem(command, "a ```text block follows a command with no output")
-        if words[:2] == ["cp", "-r"] and len(words) == 4 and words[3].startswith("/tmp/"):
+        if words[:2] == ["cp", "-r"] and len(words) == 4 and words[3].startswith(PLAY):
             shutil.copytree(ROOT / words[2], self.path(words[3]))
             return None
         if words == ["python3", "-m", "venv", ".venv"] or words[:2] == [".venv/bin/pip",
@@ -781,13 +784,13 @@ class Run:
 
     def start(self, command, name, arguments, stdin, after):
         """Run the chapter; (the CompletedProcess, the scratch folder its TMPDIR was). Two
-        scripts that give the same offline command with no /tmp path share one run."""
+        scripts that give the same offline command with no play/ path share one run."""
         env = clean_env(TMPDIR=str(self.scratch), **command.env)
         if command.live:
             env.update(ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=self.api_url)
         key = (name, tuple(arguments), stdin, tuple(sorted(command.env.items())))
         shared = not command.live and after is None and not any(
-            word.startswith("/tmp/") for word in command.words)
+            word.startswith(PLAY) for word in command.words)
         with SHARED_LOCK:
             if shared and key in SHARED_RUNS:
                 return SHARED_RUNS[key].result()
