@@ -793,15 +793,26 @@ def run_bash(command, workdir):
         raise ToolError(f"Refused: this command {reason}.")
     env = {k: v for k, v in os.environ.items() if k not in SECRET_VARIABLES}
     env.update(TOOL_ENVIRONMENT)
-    process = subprocess.Popen(
-        command, shell=True, cwd=workdir, env=env,
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        start_new_session=True,  # its own process group, so a timeout can stop all of it
-    )
+    # A Ctrl-C waits until Popen has returned: raised inside it, it would leave the child running
+    # in its own group, which the terminal's Ctrl-C does not reach, with nothing left to stop it.
+    held = []
+    previous = signal.signal(signal.SIGINT, lambda *_: held.append(True))
+    try:
+        process = subprocess.Popen(
+            command, shell=True, cwd=workdir, env=env,
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group, so a timeout can stop all of it
+        )
+    except BaseException:
+        signal.signal(signal.SIGINT, previous)
+        raise
     # the first OUTPUT_LIMIT bytes are kept, the rest only counted: a flood cannot fill the memory
     kept, cut = b"", 0
     deadline = time.monotonic() + BASH_TIMEOUT
     try:
+        signal.signal(signal.SIGINT, previous)
+        if held:  # it came while the child started: delivered now, as it would have been
+            signal.raise_signal(signal.SIGINT)
         while True:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([process.stdout], [], [], left)[0]:

@@ -7,6 +7,8 @@ the same history. Add a chapter to the list when its loop should behave the same
 
 import json
 import os
+import signal
+import subprocess
 import time
 
 import anthropic
@@ -378,6 +380,30 @@ def test_a_real_sigint_during_a_command_stops_its_whole_process_group(chapter, t
                                 user(result("toolu_1", INTERRUPTED, is_error=True),
                                      result("toolu_2", INTERRUPTED, is_error=True))]
     assert sorted(os.listdir(tmp_path)) == []
+
+
+def test_a_sigint_while_popen_starts_the_child_still_stops_it(chapter, tmp_path, monkeypatch):
+    # The Ctrl-C lands at the last moment of Popen(), when the child already runs in its own
+    # group: the harness must still stop and reap it, not leave it running unreaped.
+    started = []
+
+    class SignalledPopen(subprocess.Popen):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            started.append(self.pid)
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(subprocess, "Popen", SignalledPopen)
+    calls = [tool_use("toolu_1", "bash", {"command": "sleep 5; touch later"})]
+    session = new_session(chapter, FakeClient(reply(*calls)), tmp_path)
+
+    with ctrl_c_delivered():
+        assert chapter.run_turn(session, "go") is False
+
+    assert session.messages == [user(text("go")), assistant(*calls),
+                                user(result("toolu_1", INTERRUPTED, is_error=True))]
+    with pytest.raises(ChildProcessError):  # stopped and reaped: no child of this process now
+        os.waitpid(started[0], os.WNOHANG)
 
 
 def test_ctrl_c_during_the_first_model_call_rolls_back(chapter, tmp_path, capsys):
