@@ -841,6 +841,7 @@ def test_browser_every_chapter_its_tabs_and_its_run(site, visit, tmp_path):
         assert visible_panels(page) == ["lesson"]
         for tab in ("code", "diff", "lesson", "run"):
             page.click(f"#tab-{tab}")
+            wait_for_panel(page, tab)  # a tab is a link: the page follows the hash a little later
             assert visible_panels(page) == [tab], (name, tab)
             assert page.get_attribute(f"#tab-{tab}", "aria-current") == "true"
         page.go_back()  # the address holds the tab, so Back goes back to the last one
@@ -944,6 +945,7 @@ def test_browser_a_chapter_at_desktop_and_phone_width(site, visit):
             page.click("button[data-view=diff-split]")
         else:
             page.click(f"#tab-{view}")
+            wait_for_panel(page, view)
         assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), (
             f"{view} is wider than a phone"
         )
