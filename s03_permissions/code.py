@@ -1152,7 +1152,7 @@ def call_summary(block):
     if isinstance(tool_input, dict) and tool_input:
         first = next(iter(tool_input.values()))
     if isinstance(first, list):
-        first = f"[{len(first)} items]"
+        first = f"[{len(first)} item{'s' if len(first) != 1 else ''}]"
     text = first if isinstance(first, str) else json.dumps(first)
     lines = text.split("\n")
     summary = f"{block['name']}: {lines[0]}"

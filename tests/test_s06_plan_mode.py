@@ -841,7 +841,7 @@ FIRST_PLAN = scripted('="No"')["content"][1]["input"]["plan"]  # greet.py only
 REVISED_PLAN = scripted("did not approve")["content"][1]["input"]["plan"]  # and README.md
 QUESTION = "Should README.md show the new option too?"
 SHOWN_QUESTION = [
-    "  > ask_user_question: [1 items]",
+    "  > ask_user_question: [1 item]",
     f"  ? [README] {QUESTION}",
     "      1. Yes (Recommended): Add a --shout example to README.md, beside the one it has.",
     "      2. No: Change greet.py only; README.md stays as it is.",
