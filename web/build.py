@@ -231,9 +231,10 @@ STRINGS = {
         "caption_separator": "; ",
         "caption_end": ".",
         "prompt_sent": "the prompt goes to the model",
-        "a_tool": "a tool",
         "refused": "{name} was refused: {reason}",
         "error": "{name} returned an error: {reason}",
+        "refused_unknown": "a tool was refused: {reason}",  # a tool_use id not seen before
+        "error_unknown": "a tool returned an error: {reason}",
         "plan_saved": "plan approved: saved to {path}",
         "plan_approved": "plan approved",
         "answer_back": "the user's answer goes back: {text}",
@@ -401,9 +402,10 @@ STRINGS = {
         "caption_separator": "；",
         "caption_end": "。",
         "prompt_sent": "提示词发给模型",
-        "a_tool": "某个工具",
         "refused": "{name} 被拒绝：{reason}",
         "error": "{name} 返回了错误：{reason}",
+        "refused_unknown": "某个工具被拒绝：{reason}",
+        "error_unknown": "某个工具返回了错误：{reason}",
         "plan_saved": "计划已批准：保存在 {path}",
         "plan_approved": "计划已批准",
         "answer_back": "用户的回答发回给模型：{text}",
@@ -869,13 +871,13 @@ def news_of_the_turn(blocks, names, lang):
     parts = []
     for block in blocks:
         if block.get("type") == "tool_result":
-            name = names.get(block.get("tool_use_id")) or say(lang, "a_tool")
+            name = names.get(block.get("tool_use_id"))
             text = result_text(block.get("content"))
             if block.get("is_error"):
                 refused = re.match(r"(Denied|Blocked|Refused)\b", text)
                 reason = first_sentence(re.sub(r"^Denied: ", "", text))
-                parts.append(say(lang, "refused" if refused else "error", name=name,
-                                 reason=reason))
+                key = ("refused" if refused else "error") + ("" if name else "_unknown")
+                parts.append(say(lang, key, name=name, reason=reason))
             elif name == "exit_plan_mode":
                 saved = re.search(r"saved in (\S+?)\.?(?:\s|$)", text)
                 parts.append(say(lang, "plan_saved", path=saved.group(1)) if saved
@@ -1837,7 +1839,7 @@ def home_page(chapters, lang):
         cards.append(f"""<li class="card">
   <h3><a href="{chapter.page}"><span class="label">{chapter.label}</span> \
 <span{en}>{topic}</span></a></h3>
-  <p>{html.escape(capitalise(chapter.summary_in(lang)))}</p>
+  <p>{html.escape(capitalise(chapter.summary_in(lang), lang))}</p>
   <p class="stats">{stats}</p>
   <p class="calls">{say(lang, "card_calls", n=len(chapter.run.calls))}</p>
   {diagram}
@@ -1854,8 +1856,10 @@ def home_page(chapters, lang):
     return page(say(lang, "course_title"), body, chapters, lang, "index.html", current="home")
 
 
-def capitalise(text):
-    return text[:1].upper() + text[1:]
+def capitalise(text, lang="en"):
+    """A summary as a sentence. (Chinese has no capitals, and an English word in it, such as
+    "agent", keeps its small letter: GLOSSARY.zh-CN.md.)"""
+    return text[:1].upper() + text[1:] if lang == "en" else text
 
 
 def chapter_parts(chapter, names, lang):
