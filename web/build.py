@@ -14,6 +14,10 @@ What goes into the site, for every folder sNN_*/ that has a code.py:
              --trace; a player steps through the model calls, each step captioned from
              the trace and the terminal, with the user's answers where they happen
 
+Every page is built twice: in English, and in Simplified Chinese in zh-CN/ (the Lesson tab
+from README.zh-CN.md, the words around it from STRINGS), each with a switch to the other.
+Both share assets/, images/, traces/ and notebooks/, and the one recording of each chapter.
+
 The recordings run in parallel, one process per chapter. A chapter whose run
 cannot be recorded stops the build (exit 1) with one line that names it.
 
