@@ -468,11 +468,13 @@ STRINGS = {
 
 
 def say(lang, key, n=None, **values):
-    """The chrome string `key` in `lang`, filled in; with n, its form for that number."""
+    """The chrome string `key` in `lang`, filled in; with n, its form for that number. Its
+    <code> (a command, a file name) is marked as English on a page in another language."""
     table = STRINGS[lang]
     if n == 1 and f"{key}_one" in table:
         key = f"{key}_one"
-    return table[key].format(n=n, **values) if n is not None else table[key].format(**values)
+    text = table[key].format(n=n, **values) if n is not None else table[key].format(**values)
+    return text.replace("<code>", f"<code{english_inside(lang)}>")
 
 
 def link_to(lang, target_lang, name):
@@ -1807,7 +1809,6 @@ aria-label="{say(other, "language_label")}">{say(other, "language_name")}</a>
 def how_to_use(chapters, lang):
     """The four ways into a chapter, with commands taken from the chapters themselves."""
     first, second = chapters[0], chapters[1] if len(chapters) > 1 else None
-    en = english_inside(lang)
     run = first.run_command or f"{PYTHON} {first.name}/code.py --offline"
     command = f"diff -u {first.name}/code.py {second.name}/code.py" if second else ""
     diff = f"<li>{say(lang, 'how_diff', command=command)}</li>" if second else ""
@@ -1818,7 +1819,7 @@ def how_to_use(chapters, lang):
 <li>{say(lang, "how_replay", command=html.escape(replay))}</li>"""
     return f"""<h2 id="how-to-use">{say(lang, "how_heading")}</h2>
 <ol class="how">
-{items.replace("<code>", f"<code{en}>")}
+{items}
 </ol>"""
 
 
@@ -1916,7 +1917,7 @@ def chapter_page(chapter, chapters, parts, lang):
 {parts["lesson"]}
 </section>
 <section class="panel" id="code" aria-labelledby="tab-code">
-<h2><code>{html.escape(chapter.name)}/code.py</code></h2>
+<h2><code{english_inside(lang)}>{html.escape(chapter.name)}/code.py</code></h2>
 {parts["code"]}
 </section>
 <section class="panel" id="diff" aria-labelledby="tab-diff">

@@ -290,7 +290,7 @@ function renderState(request, previousRequest) {
   const list = el("dl", { class: "state" });
   const toolList = el("dd", {});
   names.forEach((name, index) => {
-    toolList.append(index ? ", " : "", el("code", { class: before.includes(name) ? null : "changed" }, name));
+    toolList.append(index ? ", " : "", el("code", { class: before.includes(name) ? null : "changed", lang: "en" }, name));
   });
   const gone = before.filter((name) => !names.includes(name));
   if (gone.length) toolList.append(el("span", { class: "changed" }, t("no_longer_offered", { names: gone.join(", ") })));
