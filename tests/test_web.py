@@ -906,6 +906,22 @@ def test_the_links_of_a_chinese_lesson_land_on_the_pages_of_the_site(tmp_path):
     assert chapter.title_in(ZH) == "s01 · 标题" and chapter.title == "s01 · x"
 
 
+def test_a_chapter_not_translated_yet_shows_its_english_lesson_marked_so(tmp_path):
+    folder = tmp_path / "s01_loop"
+    folder.mkdir()
+    chapter = site_builder.Chapter(name="s01_loop", folder=folder, code='"""s01_loop: x."""\n',
+                                   lesson="# s01_loop: x.\n\n## The problem\n\nText.\n")
+    assert site_builder.chapter_parts(chapter, ["s01_loop"], ZH)["lesson"] == (
+        '<p class="note">这一章的讲义还没有中文版，下面是英文原文。</p>\n'
+        '<div lang="en"><h2 id="lesson-the-problem">The problem</h2>\n<p>Text.</p>\n</div>')
+    chapter.lesson = None
+    assert site_builder.chapter_parts(chapter, ["s01_loop"], ZH)["lesson"] == (
+        '<h2 id="lesson-not-written">讲义还没有写</h2>\n'
+        '<p>这一章还没有 <code lang="en">README.zh-CN.md</code>。在那之前，这里是它的\n'
+        '<code lang="en">code.py</code> 对自己的介绍：</p>\n'
+        '<pre class="docstring" lang="en">s01_loop: x.</pre>')
+    assert chapter.title_in(ZH) == chapter.title == "s01 · x"
+
 def test_the_chinese_home_page_says_how_to_use_the_course_with_the_same_commands(site):
     out, names = site
     english = (out / "index.html").read_text(encoding="utf-8")
