@@ -145,17 +145,21 @@ def text_of(fragment):
 
 # ---- the files -------------------------------------------------------------------
 
-def test_every_page_is_built(site, shown_run):
+def english_pages(names):
+    pages = ["index.html", "compare.html", *(f"{name}.html" for name in names)]
+    return pages + [f"compare-{a}-vs-{b}.html" for i, a in enumerate(names) for b in names[i + 1:]]
+
+
+def test_every_page_is_built_in_english_and_in_chinese(site, shown_run):
     out, names = site
     assert names == CHAPTERS
-    expected = ["index.html", "compare.html", *(f"{name}.html" for name in names)]
-    expected += [f"compare-{a}-vs-{b}.html" for i, a in enumerate(names) for b in names[i + 1:]]
-    for page in expected:
-        assert (out / page).is_file(), page
-    assert (
-        len([p for p in html_pages(out) if p.name.startswith("compare-")])
-        == len(names) * (len(names) - 1) // 2
-    )
+    english = english_pages(names)
+    assert sorted(str(page.relative_to(out)) for page in html_pages(out)) == sorted(
+        english + [f"zh-CN/{page}" for page in english])
+    # the shared files are there once, at the top
+    assert sorted(path.name for path in out.iterdir() if path.is_dir()) == [
+        "assets", "images", "notebooks", "traces", "zh-CN"]
+    assert [path for path in (out / "zh-CN").iterdir() if not path.name.endswith(".html")] == []
 
 
 def test_every_internal_link_resolves(site):
@@ -713,6 +717,226 @@ def test_the_command_line_exits_1_with_one_line(tmp_path):
     assert process.stdout == ""
 
 
+# ---- the two languages -------------------------------------------------------------
+
+ZH = "zh-CN"
+SWITCH = re.compile(r'<a class="language-switch" href="([^"]*)" hreflang="([^"]*)" '
+                    r'lang="([^"]*)" aria-label="([^"]*)">([^<]*)</a>')
+SWITCH_WORDS = {"en": ("English: this page in English", "English"),
+                ZH: ("中文：本页的简体中文版", "中文")}
+
+
+def flat(table, prefix=""):
+    """{"key": value, "script.key": value} of a table of STRINGS."""
+    found = {}
+    for key, value in table.items():
+        if isinstance(value, dict):
+            found.update(flat(value, f"{prefix}{key}."))
+        else:
+            found[prefix + key] = value
+    return found
+
+
+def rejected_renderings():
+    """The renderings GLOSSARY.zh-CN.md rejects (its third column)."""
+    rows = [line.split("|")[1:-1] for line in (ROOT / "GLOSSARY.zh-CN.md").read_text(
+        encoding="utf-8").splitlines() if line.startswith("| ") and not line.startswith("| ---")]
+    return [word.strip() for row in rows[1:] for word in row[2].split("、") if word.strip()]
+
+
+def test_every_english_string_of_the_chrome_has_its_chinese_with_the_same_blanks():
+    english, chinese = flat(site_builder.STRINGS["en"]), flat(site_builder.STRINGS[ZH])
+    assert sorted(chinese) == sorted(english)
+    assert [key for key, value in chinese.items() if not value.strip()] == []
+    blanks = re.compile(r"\{(\w*)\}")
+    assert {key: sorted(blanks.findall(value)) for key, value in chinese.items()} == {
+        key: sorted(blanks.findall(value)) for key, value in english.items()}
+    # tags and links are the English ones too (the words between them are not)
+    markup = re.compile(r"<(/?\w+)|href=\"[^\"]*\"")
+    assert {key: sorted(markup.findall(value)) for key, value in chinese.items()} == {
+        key: sorted(markup.findall(value)) for key, value in english.items()}
+    rejected = rejected_renderings()
+    assert len(rejected) > 10
+    assert [(key, word) for key, value in chinese.items() for word in rejected
+            if word in value] == []
+
+
+def test_the_captions_are_computed_in_chinese_too():
+    events = site_builder.terminal_events(CALLS, TERMINAL, ["y", "make it shorter: y", "Ada"])
+    assert site_builder.step_captions(CALLS, events, ZH) == [
+        "提示词发给模型；模型要调用 2 个工具：write_file、bash；"
+        "harness 询问是否允许 write_file；用户回答 y。",
+        "bash 被拒绝：this command deletes the home folder；"
+        "这一轮加入了提醒：Update your todos；"
+        "这一轮加入了 Stop hook 的话；模型提交了计划；"
+        "模型向用户提了一个问题；"
+        "harness 请用户批准计划；用户回答 make it shorter: y；"
+        "用户回答 Ada。",
+        "计划已批准：保存在 .agent/plans/p.md；"
+        "用户的回答发回给模型：The user answered: Ada；"
+        "某个工具返回了错误：Items 1, 2 are all in_progress；"
+        "模型没有调用工具就作答（stop_reason end_turn）：这一轮结束。",
+    ]
+
+
+def test_each_page_switches_to_its_counterpart_and_back(site):
+    """The switch is a plain link to the same page in the other language (it works without
+    JavaScript), marked with the language it leads to, named in that language."""
+    out, names = site
+    for name in english_pages(names):
+        for here, there, lang, other, href in ((name, f"{ZH}/{name}", "en", ZH, f"{ZH}/{name}"),
+                                               (f"{ZH}/{name}", name, ZH, "en", f"../{name}")):
+            text = (out / here).read_text(encoding="utf-8")
+            assert text.startswith(f'<!doctype html>\n<html lang="{lang}">\n'), here
+            assert SWITCH.findall(text) == [(href, other, other, *SWITCH_WORDS[other])], here
+            assert ((out / here).parent / href).resolve() == (out / there).resolve()
+            assert f'<link rel="alternate" hreflang="{other}" href="{href}">' in text, here
+
+
+def test_a_chinese_page_has_chinese_chrome_and_marks_its_english_parts(site):
+    out, names = site
+    name = "s03_permissions"
+    english = (out / f"{name}.html").read_text(encoding="utf-8")
+    chinese = (out / ZH / f"{name}.html").read_text(encoding="utf-8")
+    tabs = re.compile(r'<a id="tab-(\w+)" href="#\1">(.*?)</a>')
+    assert tabs.findall(chinese) == [("lesson", "讲义"), ("code", "代码"), ("diff", "Diff"),
+                                     ("run", "运行")]
+    assert tabs.findall(english) == [("lesson", "Lesson"), ("code", "Code"), ("diff", "Diff"),
+                                     ("run", "Run")]
+    assert re.findall(r'<a class="skip" href="#main">(.*?)</a>', chinese) == ["跳到正文"]
+    calls = len(run_data(out, name)["calls"])
+    buttons = re.findall(r'<(?:button|output) type="button" id="(step-\w+)"[^>]*>(.*?)</button>'
+                         r'|<output id="(step-counter)"[^>]*>(.*?)</output>', chinese)
+    assert [(a or c, b or d) for a, b, c, d in buttons] == [
+        ("step-previous", "← 上一步"), ("step-counter", f"第 1 步，共 {calls} 步"),
+        ("step-next", "下一步 →")]
+    assert re.findall(r'<button type="button" data-view="diff-(\w+)"[^>]*>(.*?)</button>',
+                      chinese) == [("unified", "单栏"), ("split", "并排")]
+    assert re.findall(r'<h3 id="run-\w+">(.*?)</h3>', chinese) == [
+        "逐次查看模型调用", "请求怎样变大", "终端"]
+    assert re.findall(r'<strong>(.*?)</strong>(?:（\d+）)?：', panel(chinese, "diff")) == [
+        "新增的工具", "新增的函数", "改动的函数", "去掉的函数"]
+    assert re.findall(r'<h1>(.*?)</h1>', chinese) == [
+        "s03 · 工具运行之前，先决定允许、拒绝还是询问"]
+    # code, diffs, terminals: English inside the Chinese page, marked so (not on the English one)
+    english_parts = re.compile(
+        r'<(?:div|pre)\s[^>]*?class="(?:hl|rows|terminal|terminal command|docstring)"[^>]*>')
+    for page in (out / ZH).glob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        assert [tag for tag in english_parts.findall(text) if 'lang="en"' not in tag] == [], page
+    tags = english_parts.findall(chinese)
+    assert set(tags) == {'<div class="hl" lang="en">', '<div class="rows" lang="en">',
+                         '<pre class="terminal command" lang="en">',
+                         '<pre class="terminal" lang="en">'}
+    assert [tag for tag in english_parts.findall(english) if "lang=" in tag] == []
+
+
+def test_the_recorded_runs_are_shown_in_both_languages_with_captions_in_each(site):
+    """One recording per chapter: the same calls and answers, the captions in each language."""
+    out, names = site
+    for name in names:
+        data = run_data(out, name)
+        chinese = run_data(out / ZH, name)
+        assert chinese["calls"] == data["calls"], name
+        assert [step["events"] for step in chinese["steps"]] == [
+            step["events"] for step in data["steps"]], name
+        english = (out / f"{name}.html").read_text(encoding="utf-8")
+        terminal = html.unescape(re.search(
+            r'<pre class="terminal"><span class="prompt">.*?</span>\n(.*?)</pre>', english,
+            re.S)[1])
+        events = site_builder.terminal_events(data["calls"], terminal, data["answers"])
+        assert [step["caption"] for step in chinese["steps"]] == site_builder.step_captions(
+            data["calls"], events, ZH), name
+        page = (out / ZH / f"{name}.html").read_text(encoding="utf-8")
+        assert f'href="../traces/{name}.jsonl"' in page
+
+
+def test_a_chinese_lesson_is_its_translation_with_the_english_anchors(site):
+    """The Lesson tab of a Chinese page is README.zh-CN.md, without its language line; each
+    heading has the id of the English heading it translates, so the switch keeps it."""
+    out, names = site
+    heading = re.compile(r'<h([23]) id="([^"]*)">(.*?)</h\1>')
+    for name in names:
+        english = panel((out / f"{name}.html").read_text(encoding="utf-8"), "lesson")
+        chinese = panel((out / ZH / f"{name}.html").read_text(encoding="utf-8"), "lesson")
+        opening = '<section class="panel lesson" id="lesson" aria-labelledby="tab-lesson">\n'
+        for lesson in (english, chinese):  # no language line above the first section
+            assert lesson.startswith(opening + '<h2 id="lesson-the-problem">'), name
+        source = (ROOT / name / "README.zh-CN.md").read_text(encoding="utf-8")
+        titles = re.findall(r"^#{2,3} (.*)$", source, re.M)
+        assert [text_of(found[2]) for found in heading.findall(chinese)] == [
+            re.sub(r"`([^`]*)`", r"\1", title) for title in titles], name
+        assert [found[:2] for found in heading.findall(chinese)] == [
+            found[:2] for found in heading.findall(english)], name
+
+
+LESSON_ZH = """# s01_loop: 标题
+
+[English](README.md) · **中文**
+
+## 循环
+<!-- en: 0123456789ab The loop -->
+
+读[代码](code.py)、[s02 的讲义](../s02_tools/README.zh-CN.md)、[英文版](../s02_tools/README.md)、
+[首页](../README.zh-CN.md)、[英文首页](../README.md)，再看[循环](#循环)和 `agent_loop`。
+
+```bash
+ls
+```
+"""
+
+
+def test_the_links_of_a_chinese_lesson_land_on_the_pages_of_the_site(tmp_path):
+    folder = tmp_path / "s01_loop"
+    folder.mkdir()
+    chapter = site_builder.Chapter(name="s01_loop", folder=folder, code='"""s01_loop: x."""\n',
+                                   lesson_zh=LESSON_ZH)
+    body, images = site_builder.render_lesson(chapter, ["s01_loop", "s02_tools"], ZH)
+    assert body == (
+        '<h2 id="lesson-the-loop">循环</h2>\n'
+        '<p>读<a href="s01_loop.html#code">代码</a>、<a href="s02_tools.html">s02 的讲义</a>、'
+        '<a href="../s02_tools.html">英文版</a>、\n'
+        '<a href="index.html">首页</a>、<a href="../index.html">英文首页</a>，'
+        '再看<a href="#lesson-the-loop">循环</a>和 <code lang="en">agent_loop</code>。</p>\n'
+        '<div class="hl" lang="en"><pre tabindex="0">ls\n</pre></div>\n'
+    )
+    assert images == []
+    assert chapter.title_in(ZH) == "s01 · 标题" and chapter.title == "s01 · x"
+
+
+def test_a_chapter_not_translated_yet_shows_its_english_lesson_marked_so(tmp_path):
+    folder = tmp_path / "s01_loop"
+    folder.mkdir()
+    chapter = site_builder.Chapter(name="s01_loop", folder=folder, code='"""s01_loop: x."""\n',
+                                   lesson="# s01_loop: x.\n\n## The problem\n\nText.\n")
+    assert site_builder.chapter_parts(chapter, ["s01_loop"], ZH)["lesson"] == (
+        '<p class="note">这一章的讲义还没有中文版，下面是英文原文。</p>\n'
+        '<div lang="en"><h2 id="lesson-the-problem">The problem</h2>\n<p>Text.</p>\n</div>')
+    chapter.lesson = None
+    assert site_builder.chapter_parts(chapter, ["s01_loop"], ZH)["lesson"] == (
+        '<h2 id="lesson-not-written">讲义还没有写</h2>\n'
+        '<p>这一章还没有 <code lang="en">README.zh-CN.md</code>。在那之前，这里是它的\n'
+        '<code lang="en">code.py</code> 对自己的介绍：</p>\n'
+        '<pre class="docstring" lang="en">s01_loop: x.</pre>')
+    assert chapter.title_in(ZH) == chapter.title == "s01 · x"
+
+def test_the_chinese_home_page_says_how_to_use_the_course_with_the_same_commands(site):
+    out, names = site
+    english = (out / "index.html").read_text(encoding="utf-8")
+    chinese = (out / ZH / "index.html").read_text(encoding="utf-8")
+    assert re.findall(r"<h[12][^>]*>(.*?)</h[12]>", chinese) == [
+        "构建一个编程 agent", "怎样使用这门课", "各章"]
+
+    def commands(text):
+        how = re.search(r'<ol class="how">(.*?)</ol>', text, re.S)[1]
+        return re.findall(r"<code[^>]*>(.*?)</code>", how)
+
+    assert commands(chinese) == commands(english) and len(commands(english)) == 3
+    cards = re.findall(r'<li class="card">.*?<p>(.*?)</p>', chinese, re.S)
+    assert cards == [(ROOT / name / "README.zh-CN.md").read_text(encoding="utf-8")
+                     .partition("\n")[0].removeprefix(f"# {name}:").strip() for name in names]
+
+
 # ---- in the browser ----------------------------------------------------------------
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -999,6 +1223,65 @@ def test_browser_compare_two_chapters(site, visit):
     visit.assert_clean()
 
 
+@pytest.mark.browser
+def test_browser_the_language_switch_keeps_the_chapter_the_tab_and_the_step(site, visit):
+    """s03's Run tab at step 2, then the switch: the Chinese s03, its Run tab at step 2; and
+    back. A Diff layout comes along too, and a compare page switches to its counterpart."""
+    out, names = site
+    name = "s03_permissions"
+    data, chinese = run_data(out, name), run_data(out / ZH, name)
+    steps = len(data["calls"])
+    page = visit.open(f"{name}.html")
+    page.click("#tab-run")
+    wait_for_panel(page, "run")
+    page.click("#step-next")
+    assert page.inner_text("#step-counter") == f"Step 2 of {steps}"
+    page.click("a.language-switch")
+    page.wait_for_url(f"**/{ZH}/{name}.html#step-2")
+    assert page.evaluate("document.documentElement.lang") == ZH
+    assert visible_panels(page) == ["run"]
+    assert page.inner_text("#step-counter") == f"第 2 步，共 {steps} 步"
+    assert page.inner_text("#step-caption") == chinese["steps"][1]["caption"]
+    sent = len(data["calls"][1]["request"]["messages"])
+    assert page.inner_text("#sent-title") == f"发送：{sent} 条消息"
+    assert page.inner_text("#state-title") == "会话状态（从请求中看出）"
+    page.click("#tab-diff")
+    wait_for_panel(page, "diff")
+    page.click("button[data-view=diff-split]")
+    page.click("a.language-switch")
+    page.wait_for_url(f"**/{name}.html#diff-split")
+    assert page.evaluate("document.documentElement.lang") == "en"
+    assert visible_panels(page) == ["diff"]
+    assert page.get_attribute("button[data-view=diff-split]", "aria-pressed") == "true"
+    page = visit.open(f"{ZH}/compare.html")
+    page.select_option("#compare-old", "s01_loop")
+    page.select_option("#compare-new", "s01_loop")
+    page.click("#compare-picker button[type=submit]")
+    assert page.locator("#compare-message").inner_text() == "请选两个不同的章。"
+    page.select_option("#compare-new", "s02_tools")
+    page.click("#compare-picker button[type=submit]")
+    page.wait_for_url(f"**/{ZH}/compare-s01_loop-vs-s02_tools.html")
+    page.click("a.language-switch")
+    page.wait_for_url("**/compare-s01_loop-vs-s02_tools.html")
+    assert page.evaluate("location.pathname") == "/compare-s01_loop-vs-s02_tools.html"
+    visit.assert_clean()
+
+
+@pytest.mark.browser
+def test_browser_a_chinese_page_from_the_disk_finds_the_shared_files(site, browser):
+    """Opened as a file (file://), a Chinese page loads the one copy of the assets."""
+    out, _ = site
+    context = browser.new_context()
+    page = context.new_page()
+    failed = []
+    page.on("requestfailed", lambda request: failed.append(request.url))
+    page.goto((out / ZH / "s06_plan_mode.html").as_uri() + "#run")
+    assert page.evaluate("document.styleSheets.length") == 2
+    assert page.inner_text("#step-counter").startswith("第 1 步")  # site.js ran
+    assert failed == []
+    context.close()
+
+
 # ---- accessibility: axe-core on the largest page of each kind ------------------------
 # Every page, light and dark, every step: `python web/check_pages.py` (run by .ci/run).
 
@@ -1024,4 +1307,18 @@ def test_axe_finds_nothing_serious_on_the_largest_page_of_each_kind(site, checke
     results = [checker.check(out, name, view, sampled=True) for name, view in suite_views(out)]
     print("\n" + "\n".join(result.line() for result in results))
     assert {page_checker.kind_of(result.page) for result in results} == set(page_checker.KINDS)
+    assert [f"{r.page}{r.view}: {r.blocking}" for r in results if r.blocking] == []
+
+
+@pytest.mark.browser
+def test_axe_finds_nothing_serious_on_the_largest_chinese_chapter_and_the_chinese_home(
+        site, checker):
+    out, _ = site
+    largest = page_checker.largest_pages(out, ZH)
+    assert [page_checker.kind_of(name) for name in largest[:2]] == ["home", "chapter"]
+    assert all(name.startswith(f"{ZH}/") for name in largest)
+    results = [checker.check(out, name, view, sampled=True) for name in largest[:2]
+               for view in page_checker.views(out, name, every_step=False)
+               if not view.startswith("#diff")]
+    print("\n" + "\n".join(result.line() for result in results))
     assert [f"{r.page}{r.view}: {r.blocking}" for r in results if r.blocking] == []

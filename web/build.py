@@ -14,6 +14,10 @@ What goes into the site, for every folder sNN_*/ that has a code.py:
              --trace; a player steps through the model calls, each step captioned from
              the trace and the terminal, with the user's answers where they happen
 
+Every page is built twice: in English, and in Simplified Chinese in zh-CN/ (the Lesson tab
+from README.zh-CN.md, the words around it from STRINGS), each with a switch to the other.
+Both share assets/, images/, traces/ and notebooks/, and the one recording of each chapter.
+
 The recordings run in parallel, one process per chapter. A chapter whose run
 cannot be recorded stops the build (exit 1) with one line that names it.
 
@@ -45,6 +49,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import unquote
 
 import mistune
 import pygments
@@ -62,6 +67,8 @@ from course import (  # noqa: E402  (after the sys.path line above, which it nee
     read_scenario,
     section_above,
 )
+from course.translations import LANGUAGE, TRANSLATION, is_language_line  # noqa: E402
+from course.translations import MARKER as TRANSLATION_MARKER  # noqa: E402
 
 # ======================================================================
 # PATHS AND SETTINGS
@@ -72,7 +79,6 @@ ROOT = WEB.parent  # the repository: where the chapters live
 ASSETS = WEB / "assets"  # the CSS, JavaScript and icon copied into every build
 DEFAULT_OUT = WEB / "dist"
 
-COURSE_TITLE = "Build a coding agent"
 RUN_TIMEOUT = 120  # seconds one chapter's recorded run may take
 MARKER = ".course-site"  # a file that says "this folder is a build of the site"
 PYTHON = ".venv/bin/python"  # the Python of the commands shown, as the README gives them
@@ -89,6 +95,402 @@ MIN_CONTRAST = 4.6  # WCAG AA asks 4.5:1 for text; a little more, against roundi
 
 class BuildError(Exception):
     """The site cannot be built. The message is one line and names the chapter."""
+
+
+# ======================================================================
+# THE TWO LANGUAGES: every word the build and site.js write
+# ======================================================================
+# The site is built twice, in English and in Simplified Chinese (the lessons' README.md and
+# README.zh-CN.md), from the same recordings. The English pages sit at the top of the build,
+# the Chinese ones in zh-CN/; both use the one copy of assets/, traces/, notebooks/ and images/.
+# Every word of the page chrome is here, by language, in the terms of GLOSSARY.zh-CN.md:
+# code, identifiers, tool names, commands and output stay as they are. A value is a
+# str.format template ("{n}"); a key ending in "_one" is the form for one, where it differs.
+# STRINGS[lang]["script"] is what site.js shows, embedded in each page as JSON.
+
+ZH = LANGUAGE  # "zh-CN", from course.translations
+LANGUAGES = ("en", ZH)
+SUBFOLDER = {"en": "", ZH: f"{ZH}/"}  # where a language's pages go in the build
+UP = {"en": "", ZH: "../"}  # from a language's pages to the shared files: assets/, traces/...
+LESSON_FILE = {"en": "README.md", ZH: TRANSLATION}
+
+STRINGS = {
+    "en": {
+        "course_title": "Build a coding agent",
+        "language_name": "English",  # the switch to this language, written in it
+        "language_label": "English: this page in English",
+        "skip": "Skip to the content",
+        "nav_label": "Course",
+        "compare": "Compare",
+        "footer": "Built from the course repository by <code>web/build.py</code>.\n"
+                  "Everything on this site is local: it works offline.",
+        # the home page
+        "n_chapters": "{n} chapters",
+        "n_chapters_one": "{n} chapter",
+        "intro": "A Claude-Code-style coding agent, built in\n{chapters}.\n"
+                 "Each chapter is the whole program so far plus one idea: read the lesson, the "
+                 "code,\nthe diff against the chapter before, and step through a recorded run.\n"
+                 'To put any two chapters side by side, use <a href="compare.html">Compare</a>.',
+        "how_heading": "How to use this course",
+        "how_run": "<strong>Run a chapter</strong>, offline, from the repository root:\n"
+                   "<code>{command}</code>, and type the prompt its banner shows.",
+        "how_read": "<strong>Read the lesson</strong>: the <em>Lesson</em> tab, then the "
+                    "<em>Code</em> tab, where\nthe lines new in the chapter are marked.",
+        "how_diff": "<strong>Diff it</strong> against the chapter before: the <em>Diff</em> "
+                    'tab, <a href="compare.html">Compare</a> for any two chapters, or '
+                    "<code>{command}</code>. The diff is the lesson: one new idea, and what it "
+                    "changed.",
+        "how_replay": "<strong>Replay a run</strong>: the <em>Run</em> tab steps through a run "
+                      "recorded when this\nsite was built, call by call, with what the user "
+                      "answered. Download its trace and play it\nagain: <code>{command}</code>.",
+        "chapters_heading": "The chapters",
+        "card_stats": '<span class="plus">+{added}</span> <span class="minus">−{removed}</span> '
+                      "lines against {previous}",
+        "card_first": '<span class="plus">+{lines}</span> lines: the first chapter',
+        "card_calls": "{n} model calls in the recorded run",
+        "card_calls_one": "{n} model call in the recorded run",
+        "diagram_label": "The diagram of {name}, as its code.py draws it",
+        "diagram_caption": "From the docstring of <code>{name}/code.py</code>",
+        # a chapter page
+        "notebook": "The chapter as a walk-through to run in Jupyter: ",
+        "tabs_label": "Views of this chapter",
+        "tab_lesson": "Lesson",
+        "tab_code": "Code",
+        "tab_diff": "Diff",
+        "tab_run": "Run",
+        "pager_label": "Previous and next chapter",
+        "no_lesson_heading": "The lesson is not written yet",
+        "no_lesson": "This chapter has no <code>{file}</code> yet. Until it does, here is what "
+                     "its\n<code>code.py</code> says about itself:",
+        "no_docstring": "(code.py has no docstring yet)",
+        "untranslated": "This lesson has no translation yet: here it is in English.",
+        "code_new": 'The <span class="plus">{n} lines</span> marked <strong>+</strong> are new '
+                    "in this chapter: <code>{previous}/code.py</code> does not have them.",
+        "code_first": "The first chapter: all {n} lines are new.",
+        # diffs
+        "diff_against": "Diff against {name}",
+        "diff_first_heading": "Diff",
+        "diff_first": "This is the first chapter: there is no chapter before it to compare with.",
+        "diff_lines": "The lines",
+        "diff_layout": "Diff layout",
+        "unified": "Unified",
+        "split": "Side by side",
+        "unified_label": "Unified diff: {old}/code.py → {new}/code.py",
+        "old_label": "Old: {old}/code.py",
+        "new_label": "New: {new}/code.py",
+        "same_files": "The two files are the same.",
+        "whats_new": "What is new in {new}, against {old}",
+        "whats_new_lines": '<span class="plus">+{added}</span> <span class="minus">−{removed}'
+                           "</span>\n  lines: <code>{old}/code.py</code> →\n  "
+                           "<code>{new}/code.py</code>",
+        "tools_added": "Tools added",
+        "tools_removed": "Tools removed",
+        "functions_added": "Functions added",
+        "functions_changed": "Functions changed",
+        "functions_removed": "Functions removed",
+        "summary_item": "<li><strong>{label}</strong>{count}: {names}</li>",
+        "count": " ({n})",
+        "none": "none",
+        "list_separator": ", ",
+        "whats_new_note": "Computed from the two files: tools are the dicts with an\n"
+                          "<code>input_schema</code>, functions are compared by their source.",
+        # the Run tab
+        "run_heading": "Run: “{prompt}”",
+        "n_model_calls": "{n} model calls",
+        "n_model_calls_one": "{n} model call",
+        "recorded": "Recorded when the site was built, by this command, from the repository "
+                    "root\n({calls}).{answers}",
+        "recorded_answers": " The <code>printf</code> gives the answers to its questions, one a "
+                            "line: {answers}.",
+        "shown_note": "Shown as recorded, but for the machine that built the site: its "
+                      "temporary\nfolder reads <code>{tmpdir}</code>, a random part of a name "
+                      "<code>xxxx</code>, a session id\n<code>{session}</code>, and the time a "
+                      "test run took <code>{seconds}s</code>.\n"
+                      '<a href="{trace}" download>Download the trace</a> and replay it:\n'
+                      "<code>{replay}</code>",
+        "calls_heading": "The model calls, one by one",
+        "noscript": "The step player needs JavaScript. The chart, the numbers and the terminal\n"
+                    "below show the whole run.",
+        "previous": "← Previous",
+        "next": "Next →",
+        "step_counter": "Step {step} of {steps}",
+        "keys_hint": "or the ← and → keys",
+        "size_heading": "How the request grows",
+        "terminal_heading": "The terminal",
+        "stderr": "What it wrote to stderr",
+        "size_label": "Step {n}: {total} characters ({fixed} fixed + {history} history)",
+        "mini_label": "Characters sent per call\n    (<span class=\"key fixed\"></span> fixed, "
+                      "<span class=\"key history\"></span> history)",
+        "n_calls": "{n} calls",
+        "n_calls_one": "{n} call",
+        "chart_caption": "Request size per model call, in characters of JSON (not tokens):\n  "
+                         '<span class="key fixed"></span> fixed part (system prompt + tools) '
+                         'and\n  <span class="key history"></span> history (messages). The '
+                         "request grows from\n  {first} to {last} characters over\n  {calls}; "
+                         "a bar opens its step.",
+        "chart_label": "Stacked bars, one per model call",
+        "numbers": "The numbers",
+        "numbers_head": "<th>call</th><th>fixed</th><th>history</th><th>total (characters)</th>",
+        # the captions of the steps, computed from the trace and the terminal
+        "caption_separator": "; ",
+        "caption_end": ".",
+        "prompt_sent": "the prompt goes to the model",
+        "refused": "{name} was refused: {reason}",
+        "error": "{name} returned an error: {reason}",
+        "refused_unknown": "a tool was refused: {reason}",  # a tool_use id not seen before
+        "error_unknown": "a tool returned an error: {reason}",
+        "plan_saved": "plan approved: saved to {path}",
+        "plan_approved": "plan approved",
+        "answer_back": "the user's answer goes back: {text}",
+        "reminder_added": "reminder added to this turn: {text}",
+        "hook_added": "the {event} hook's words added to this turn",
+        "a_hook_added": "a hook's words added to this turn",
+        "words_added": "the user's words added to this turn",
+        "cut_off": "the reply was cut off (stop_reason max_tokens)",
+        "no_tool": "the model answered without a tool (stop_reason {stop}): the turn ends",
+        "asks_user": "the model asked the user a question",
+        "submits_plan": "the model submitted its plan",
+        "asks_for": "the model asked for {tools}",
+        "asks_for_many": "the model asked for {n} tools: {tools}",
+        "approve_asked": "the harness asked to approve the plan; the user answered {answer}",
+        "allow_asked": "the harness asked to allow {name}; the user answered {answer}",
+        "answered": "the user answered {answer}",
+        "empty_line": "an empty line",
+        # the compare pages
+        "compare_heading": "Compare two chapters",
+        "compare_intro": "Pick two chapters to see how <code>code.py</code> changed from one to "
+                         "the other.",
+        "every_pair": "Every pair",
+        "one_chapter": "There is only one chapter so far.",
+        "picker_from": "From",
+        "picker_to": "to",
+        "from_to": 'From <a href="{old_page}">{old}</a>\nto <a href="{new_page}">{new}</a>.',
+        "compare_title": "Compare {old} and {new}",
+        "script": {
+            "pick_two": "Pick two different chapters.",
+            "step_counter": "Step {step} of {steps}",
+            "input_as_sent": "The input as sent",
+            "tool_result_for": "tool_result for {name} ({id})",
+            "tag_new": "new",
+            "tag_reminder": "reminder",
+            "tag_user": "user",
+            "asked": "in the terminal, the user is asked ",
+            "answered": "The user answered: ",
+            "empty_line": "(an empty line)",
+            "tools_offered": "Tools offered",
+            "no_longer_offered": " (no longer offered: {names})",
+            "plan_mode": "Plan mode",
+            "plan_on": "on (exit_plan_mode is offered, enter_plan_mode is not)",
+            "plan_off": "off (enter_plan_mode is offered)",
+            "todo_list": "Todo list (the last todo_write that succeeded)",
+            "system_prompt": "System prompt",
+            "system_prompt_changed": "System prompt (changed since the last call)",
+            "model_and_limits": "Model and limits",
+            "system": "System",
+            "sent": "Sent: {n} messages",
+            "sent_one": "Sent: {n} message",
+            "earlier": "{n} earlier messages, sent in the last call too",
+            "earlier_one": "{n} earlier message, sent in the last call too",
+            "received": "Received: stop_reason {stop}",
+            "session_state": "Session state, as the request shows it",
+        },
+    },
+    ZH: {
+        "course_title": "构建一个编程 agent",
+        "language_name": "中文",
+        "language_label": "中文：本页的简体中文版",
+        "skip": "跳到正文",
+        "nav_label": "课程",
+        "compare": "对比",
+        "footer": "由课程仓库里的 <code>web/build.py</code> 生成。\n"
+                  "本站的一切都在本地：离线也能用。",
+        "n_chapters": "{n} 章",
+        "n_chapters_one": "{n} 章",
+        "intro": "一个 Claude Code 风格的编程 agent，分 {chapters}搭建。\n"
+                 "每一章都是到这一章为止的完整程序，再加一个新概念：读讲义、读代码、看它和前一章的 "
+                 "diff，\n再一步一步看一次录下的运行。\n"
+                 '要把任意两章放在一起看，用<a href="compare.html">对比</a>。',
+        "how_heading": "怎样使用这门课",
+        "how_run": "<strong>运行一章</strong>，离线，在仓库根目录：\n"
+                   "<code>{command}</code>，然后输入它的横幅显示的提示词。",
+        "how_read": "<strong>读讲义</strong>：先看<em>讲义</em>标签页，再看<em>代码</em>标签页，"
+                    "\n那里标出了这一章新增的行。",
+        "how_diff": "<strong>和前一章做 diff</strong>：<em>Diff</em> 标签页；任意两章用"
+                    '<a href="compare.html">对比</a>；或者 <code>{command}</code>。'
+                    "diff 就是讲义：一个新概念，以及它改了什么。",
+        "how_replay": "<strong>回放一次运行</strong>：<em>运行</em>标签页一步一步展示构建本站时"
+                      "录下的一次运行，\n每次调用模型一步，连同用户的回答。下载它的 trace，"
+                      "再放一遍：\n<code>{command}</code>。",
+        "chapters_heading": "各章",
+        "card_stats": '相对 {previous}：<span class="plus">+{added}</span> '
+                      '<span class="minus">−{removed}</span> 行',
+        "card_first": '<span class="plus">+{lines}</span> 行：第一章',
+        "card_calls": "录下的运行调用了 {n} 次模型",
+        "card_calls_one": "录下的运行调用了 {n} 次模型",
+        "diagram_label": "{name} 的示意图，照它的 code.py 所画",
+        "diagram_caption": "取自 <code>{name}/code.py</code> 的文档字符串",
+        "notebook": "这一章的 notebook（英文），可以在 Jupyter 里一步步运行：",
+        "tabs_label": "这一章的几种视图",
+        "tab_lesson": "讲义",
+        "tab_code": "代码",
+        "tab_diff": "Diff",
+        "tab_run": "运行",
+        "pager_label": "上一章和下一章",
+        "no_lesson_heading": "讲义还没有写",
+        "no_lesson": "这一章还没有 <code>{file}</code>。在那之前，这里是它的\n"
+                     "<code>code.py</code> 对自己的介绍：",
+        "no_docstring": "（code.py 还没有文档字符串）",
+        "untranslated": "这一章的讲义还没有中文版，下面是英文原文。",
+        "code_new": '标着 <strong>+</strong> 的 <span class="plus">{n} 行</span>是这一章新增的：'
+                    "<code>{previous}/code.py</code> 里没有它们。",
+        "code_first": "第一章：全部 {n} 行都是新的。",
+        "diff_against": "与 {name} 的 diff",
+        "diff_first_heading": "Diff",
+        "diff_first": "这是第一章：前面没有可以比较的章。",
+        "diff_lines": "逐行",
+        "diff_layout": "diff 的排版",
+        "unified": "单栏",
+        "split": "并排",
+        "unified_label": "单栏 diff：{old}/code.py → {new}/code.py",
+        "old_label": "旧：{old}/code.py",
+        "new_label": "新：{new}/code.py",
+        "same_files": "两个文件完全相同。",
+        "whats_new": "{new} 相对 {old} 新增了什么",
+        "whats_new_lines": '<span class="plus">+{added}</span> <span class="minus">−{removed}'
+                           "</span>\n  行：<code>{old}/code.py</code> →\n  "
+                           "<code>{new}/code.py</code>",
+        "tools_added": "新增的工具",
+        "tools_removed": "去掉的工具",
+        "functions_added": "新增的函数",
+        "functions_changed": "改动的函数",
+        "functions_removed": "去掉的函数",
+        "summary_item": "<li><strong>{label}</strong>{count}：{names}</li>",
+        "count": "（{n}）",
+        "none": "无",
+        "list_separator": "、",
+        "whats_new_note": "由两个文件算出：工具是带 <code>input_schema</code> 的 dict，\n"
+                          "函数按源码比较。",
+        "run_heading": "运行：“{prompt}”",
+        "n_model_calls": "调用了 {n} 次模型",
+        "n_model_calls_one": "调用了 {n} 次模型",
+        "recorded": "构建本站时，在仓库根目录用这条命令录下（{calls}）。{answers}",
+        "recorded_answers": "<code>printf</code> 给出它所提问题的回答，每行一个：{answers}。",
+        "shown_note": "照录下的样子显示，只是构建本站的机器的信息换成了固定的写法：它的临时目录"
+                      "写作 <code>{tmpdir}</code>，\n名字里随机的部分写作 <code>xxxx</code>，"
+                      "会话 id 写作 <code>{session}</code>，\n一次测试运行的用时写作 "
+                      "<code>{seconds}s</code>。\n"
+                      '<a href="{trace}" download>下载 trace</a>，再回放：\n'
+                      "<code>{replay}</code>",
+        "calls_heading": "逐次查看模型调用",
+        "noscript": "逐步播放需要 JavaScript。下面的图表、数字和终端输出展示了整次运行。",
+        "previous": "← 上一步",
+        "next": "下一步 →",
+        "step_counter": "第 {step} 步，共 {steps} 步",
+        "keys_hint": "也可以按 ← 和 → 键",
+        "size_heading": "请求怎样变大",
+        "terminal_heading": "终端",
+        "stderr": "它写到 stderr 的内容",
+        "size_label": "第 {n} 步：{total} 个字符（固定部分 {fixed} + 对话历史 {history}）",
+        "mini_label": "每次调用发送的字符数\n    （<span class=\"key fixed\"></span> 固定部分，"
+                      "<span class=\"key history\"></span> 对话历史）",
+        "n_calls": "{n} 次调用",
+        "n_calls_one": "{n} 次调用",
+        "chart_caption": "每次调用模型时请求的大小，按 JSON 的字符数计（不是 token）：\n  "
+                         '<span class="key fixed"></span> 固定部分（系统提示词 + 工具）和\n  '
+                         '<span class="key history"></span> 对话历史（messages）。'
+                         "经过 {calls}，\n  请求从 {first} 个字符增长到 {last} 个字符；"
+                         "点一根柱子打开它那一步。",
+        "chart_label": "堆叠柱状图，每次调用模型一根柱子",
+        "numbers": "具体数字",
+        "numbers_head": "<th>调用</th><th>固定部分</th><th>对话历史</th><th>合计（字符）</th>",
+        "caption_separator": "；",
+        "caption_end": "。",
+        "prompt_sent": "提示词发给模型",
+        "refused": "{name} 被拒绝：{reason}",
+        "error": "{name} 返回了错误：{reason}",
+        "refused_unknown": "某个工具被拒绝：{reason}",
+        "error_unknown": "某个工具返回了错误：{reason}",
+        "plan_saved": "计划已批准：保存在 {path}",
+        "plan_approved": "计划已批准",
+        "answer_back": "用户的回答发回给模型：{text}",
+        "reminder_added": "这一轮加入了提醒：{text}",
+        "hook_added": "这一轮加入了 {event} hook 的话",
+        "a_hook_added": "这一轮加入了一个 hook 的话",
+        "words_added": "这一轮加入了用户的话",
+        "cut_off": "回复被截断了（stop_reason max_tokens）",
+        "no_tool": "模型没有调用工具就作答（stop_reason {stop}）：这一轮结束",
+        "asks_user": "模型向用户提了一个问题",
+        "submits_plan": "模型提交了计划",
+        "asks_for": "模型要调用 {tools}",
+        "asks_for_many": "模型要调用 {n} 个工具：{tools}",
+        "approve_asked": "harness 请用户批准计划；用户回答 {answer}",
+        "allow_asked": "harness 询问是否允许 {name}；用户回答 {answer}",
+        "answered": "用户回答 {answer}",
+        "empty_line": "空行",
+        "compare_heading": "对比两章",
+        "compare_intro": "选两章，看 <code>code.py</code> 从一章到另一章怎样变化。",
+        "every_pair": "所有组合",
+        "one_chapter": "目前只有一章。",
+        "picker_from": "从",
+        "picker_to": "到",
+        "from_to": '从 <a href="{old_page}">{old}</a>\n到 <a href="{new_page}">{new}</a>。',
+        "compare_title": "对比 {old} 和 {new}",
+        "script": {
+            "pick_two": "请选两个不同的章。",
+            "step_counter": "第 {step} 步，共 {steps} 步",
+            "input_as_sent": "发送的原始输入",
+            "tool_result_for": "tool_result，对应 {name}（{id}）",
+            "tag_new": "新",
+            "tag_reminder": "提醒",
+            "tag_user": "用户",
+            "asked": "在终端里，用户被问到 ",
+            "answered": "用户的回答：",
+            "empty_line": "（空行）",
+            "tools_offered": "提供的工具",
+            "no_longer_offered": "（不再提供：{names}）",
+            "plan_mode": "计划模式",
+            "plan_on": "开（提供 exit_plan_mode，不提供 enter_plan_mode）",
+            "plan_off": "关（提供 enter_plan_mode）",
+            "todo_list": "待办清单（最后一次成功的 todo_write）",
+            "system_prompt": "系统提示词",
+            "system_prompt_changed": "系统提示词（上次调用以来有变化）",
+            "model_and_limits": "模型和限制",
+            "system": "系统",
+            "sent": "发送：{n} 条消息",
+            "sent_one": "发送：{n} 条消息",
+            "earlier": "前面 {n} 条消息，上次调用也发送过",
+            "earlier_one": "前面 {n} 条消息，上次调用也发送过",
+            "received": "收到：stop_reason {stop}",
+            "session_state": "会话状态（从请求中看出）",
+        },
+    },
+}
+
+
+def say(lang, key, n=None, **values):
+    """The chrome string `key` in `lang`, filled in; with n, its form for that number. Its
+    <code> (a command, a file name) is marked as English on a page in another language."""
+    table = STRINGS[lang]
+    if n == 1 and f"{key}_one" in table:
+        key = f"{key}_one"
+    text = table[key].format(n=n, **values) if n is not None else table[key].format(**values)
+    return text.replace("<code>", f"<code{english_inside(lang)}>")
+
+
+def link_to(lang, target_lang, name):
+    """The address of the page `name` of target_lang, from a page of lang (relative, so that
+    the site works from the disk)."""
+    return name if lang == target_lang else UP[lang] + SUBFOLDER[target_lang] + name
+
+
+def english_inside(lang):
+    """The attribute that marks English content (code, output) inside a page of `lang`."""
+    return "" if lang == "en" else ' lang="en"'
+
+
+def in_english(lang, fragment):
+    """HTML that is English, marked so on a page of another language."""
+    return fragment if lang == "en" else f'<span lang="en">{fragment}</span>'
 
 
 # ======================================================================
@@ -115,6 +517,10 @@ class Chapter:
     previous: "Chapter | None" = None
     run: Run | None = None
     lesson: str | None = field(default=None, repr=False)  # README.md, if there is one yet
+    lesson_zh: str | None = field(default=None, repr=False)  # README.zh-CN.md, if there is one
+
+    def lesson_in(self, lang):
+        return self.lesson if lang == "en" else self.lesson_zh
 
     @property
     def label(self):
@@ -136,7 +542,19 @@ class Chapter:
 
     @property
     def title(self):
-        return f"{self.label} · {self.summary.rstrip('.')}" if self.summary else self.name
+        return self.title_in("en")
+
+    def summary_in(self, lang):
+        """The summary in a language: the docstring's in English, the title of the
+        translated lesson ("# s02_tools: 分发表和文件工具。") in Chinese (or the English one)."""
+        lesson = self.lesson_in(lang)
+        if lang == "en" or not lesson or not lesson.startswith("# "):
+            return self.summary
+        return lesson.partition("\n")[0][2:].removeprefix(f"{self.name}:").strip()
+
+    def title_in(self, lang):
+        summary = self.summary_in(lang).rstrip(".。")
+        return f"{self.label} · {summary}" if summary else self.name
 
     @property
     def page(self):
@@ -181,13 +599,14 @@ def find_chapters(root):
     for folder in sorted(root.glob("s[0-9][0-9]_*")):
         if not (folder / "code.py").is_file():
             continue
-        readme = folder / "README.md"
+        readme, translated = folder / "README.md", folder / TRANSLATION
         chapter = Chapter(
             name=folder.name,
             folder=folder,
             code=(folder / "code.py").read_text(encoding="utf-8"),
             previous=chapters[-1] if chapters else None,
             lesson=readme.read_text(encoding="utf-8") if readme.is_file() else None,
+            lesson_zh=translated.read_text(encoding="utf-8") if translated.is_file() else None,
         )
         chapters.append(chapter)
     return chapters
@@ -423,93 +842,95 @@ def first_sentence(text, limit=90):
     return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "…"
 
 
-def said(answer):
+def said(answer, lang):
     if answer == "":
-        return "an empty line"
+        return say(lang, "empty_line")
     return answer if len(answer) <= 40 else answer[:39] + "…"
 
 
-def step_captions(calls, events):
+def step_captions(calls, events, lang="en"):
     """One line per model call, saying what is new in it: what the request brings back
     (refusals, reminders, an approved plan), what the model asked for, and what the user
-    answered in the terminal before the next call."""
+    answered in the terminal before the next call. In the words of STRINGS[lang]; what the
+    tools and the model wrote is quoted as it is."""
     names, captions = {}, []
     for number, call in enumerate(calls):
         request, response = call["request"], call["response"]
         messages = request.get("messages", [])
         parts = []
         if number == 0:
-            parts.append("the prompt goes to the model")
+            parts.append(say(lang, "prompt_sent"))
         elif messages and messages[-1].get("role") == "user":
-            parts += news_of_the_turn(blocks_of(messages[-1]), names)
+            parts += news_of_the_turn(blocks_of(messages[-1]), names, lang)
         asked = tool_uses(response)
         for block in asked:
             names[block["id"]] = block["name"]
-        parts += model_move(response, asked)
+        parts += model_move(response, asked, lang)
         for block in asked:
             for event in events.get(block["id"], []):
-                parts.append(event_caption(block, event))
-        captions.append("; ".join(parts) + ".")
+                parts.append(event_caption(block, event, lang))
+        captions.append(say(lang, "caption_separator").join(parts) + say(lang, "caption_end"))
     return captions
 
 
-def news_of_the_turn(blocks, names):
+def news_of_the_turn(blocks, names, lang):
     parts = []
     for block in blocks:
         if block.get("type") == "tool_result":
-            name = names.get(block.get("tool_use_id"), "a tool")
+            name = names.get(block.get("tool_use_id"))
             text = result_text(block.get("content"))
             if block.get("is_error"):
                 refused = re.match(r"(Denied|Blocked|Refused)\b", text)
-                reason = re.sub(r"^Denied: ", "", text)
-                verb = "was refused" if refused else "returned an error"
-                parts.append(f"{name} {verb}: {first_sentence(reason)}")
+                reason = first_sentence(re.sub(r"^Denied: ", "", text))
+                key = ("refused" if refused else "error") + ("" if name else "_unknown")
+                parts.append(say(lang, key, name=name, reason=reason))
             elif name == "exit_plan_mode":
                 saved = re.search(r"saved in (\S+?)\.?(?:\s|$)", text)
-                parts.append(f"plan approved: saved to {saved.group(1)}" if saved
-                             else "plan approved")
+                parts.append(say(lang, "plan_saved", path=saved.group(1)) if saved
+                             else say(lang, "plan_approved"))
             elif name == "ask_user_question":
-                parts.append(f"the user's answer goes back: {first_sentence(text, 60)}")
+                parts.append(say(lang, "answer_back", text=first_sentence(text, 60)))
         elif block.get("type") == "text":
             tag = re.match(r"\s*<(\w+)([^>]*)>(.*?)(?:</\1>|$)", block.get("text", ""), re.S)
             if tag and tag[1] == "reminder":
-                parts.append(f"reminder added to this turn: {first_sentence(tag[3], 60)}")
+                parts.append(say(lang, "reminder_added", text=first_sentence(tag[3], 60)))
             elif tag and tag[1] == "hook":
                 event = re.search(r'event="(\w+)"', tag[2])
-                hook = f"the {event[1]} hook's" if event else "a hook's"
-                parts.append(f"{hook} words added to this turn")
+                parts.append(say(lang, "hook_added", event=event[1]) if event
+                             else say(lang, "a_hook_added"))
             else:
-                parts.append("the user's words added to this turn")
+                parts.append(say(lang, "words_added"))
     return parts
 
 
-def model_move(response, asked):
+def model_move(response, asked, lang):
     stop = response.get("stop_reason")
     if not asked:
         if stop == "max_tokens":
-            return ["the reply was cut off (stop_reason max_tokens)"]
-        return [f"the model answered without a tool (stop_reason {stop}): the turn ends"]
+            return [say(lang, "cut_off")]
+        return [say(lang, "no_tool", stop=stop)]
     moves, plain = [], []
     for block in asked:
         if block["name"] == "ask_user_question":
-            moves.append("the model asked the user a question")
+            moves.append(say(lang, "asks_user"))
         elif block["name"] == "exit_plan_mode":
-            moves.append("the model submitted its plan")
+            moves.append(say(lang, "submits_plan"))
         else:
             plain.append(block["name"])
     if plain:
-        count = f"{len(plain)} tools: " if len(plain) > 1 else ""
-        moves.insert(0, f"the model asked for {count}{', '.join(plain)}")
+        tools = say(lang, "list_separator").join(plain)
+        moves.insert(0, say(lang, "asks_for_many", n=len(plain), tools=tools) if len(plain) > 1
+                     else say(lang, "asks_for", tools=tools))
     return moves
 
 
-def event_caption(block, event):
+def event_caption(block, event, lang):
+    answer = said(event["answer"], lang)
     if block["name"] == "exit_plan_mode":
-        return f"the harness asked to approve the plan; the user answered {said(event['answer'])}"
+        return say(lang, "approve_asked", answer=answer)
     if event["question"].startswith("? allow"):
-        return f"the harness asked to allow {block['name']}; the user answered " + said(
-            event["answer"])
-    return f"the user answered {said(event['answer'])}"
+        return say(lang, "allow_asked", name=block["name"], answer=answer)
+    return say(lang, "answered", answer=answer)
 
 
 # ======================================================================
@@ -611,16 +1032,16 @@ def highlight_lines(source):
     return highlight_pieces(source, PythonLexer(stripnl=False))[: len(source.splitlines())]
 
 
-def highlight_block(code, language):
+def highlight_block(code, language, lang="en"):
     """A fenced code block of the lesson, highlighted for its language (plain text if unknown).
-    It may scroll sideways, so it can take the keyboard's focus."""
+    It may scroll sideways, so it can take the keyboard's focus. (`lang`: the page's.)"""
     try:
         lexer = get_lexer_by_name(language, stripnl=False) if language else TextLexer()
     except ClassNotFound:
         lexer = TextLexer()
     code = code.rstrip("\n")
     body = "\n".join(highlight_pieces(code, lexer)[: len(code.splitlines())])
-    return f'<div class="hl"><pre tabindex="0">{body}\n</pre></div>\n'
+    return f'<div class="hl"{english_inside(lang)}><pre tabindex="0">{body}\n</pre></div>\n'
 
 
 # ---- the colours of code, readable on every background they sit on ----
@@ -767,10 +1188,10 @@ class Column:
             self.code.append(f'<{tag} class="{self.kind}">{"".join(self.run_code)}</{tag}>')
         self.kind, self.run_gutter, self.run_code = None, [], []
 
-    def html(self, label):
+    def html(self, label, lang="en"):
         self.flush()
         return (f'<div class="scroll hl" tabindex="0" role="region" '
-                f'aria-label="{html.escape(label)}"><div class="rows">'
+                f'aria-label="{html.escape(label)}"><div class="rows"{english_inside(lang)}>'
                 f'<pre class="gutter" aria-hidden="true">{"".join(self.gutter)}</pre>'
                 f'<pre class="lines"><code>{"".join(self.code)}</code></pre></div></div>')
 
@@ -779,7 +1200,7 @@ def number_width(diff):
     return len(str(max(len(diff.old.code.splitlines()), len(diff.new.code.splitlines()), 1)))
 
 
-def unified_view(diff):
+def unified_view(diff, lang):
     """The diff as in diff -u: old and new line numbers and a sign in the gutter, then the
     line; lines added are <ins>, lines removed <del>."""
     old_html, new_html = highlight_lines(diff.old.code), highlight_lines(diff.new.code)
@@ -798,11 +1219,11 @@ def unified_view(diff):
             for j in range(j1, j2):
                 column.add("added", f"{'':>{width}} {j + 1:>{width}} +", new_html[j])
     if not diff.hunks():
-        column.add("context", "", "The two files are the same.")
-    return column.html(f"Unified diff: {diff.old.name}/code.py → {diff.new.name}/code.py")
+        column.add("context", "", say(lang, "same_files"))
+    return column.html(say(lang, "unified_label", old=diff.old.name, new=diff.new.name), lang)
 
 
-def side_by_side_view(diff):
+def side_by_side_view(diff, lang):
     """The same changes, old on the left and new on the right, line beside line: each side
     scrolls on its own, and both have the same lines, so they stay level."""
     old_html, new_html = highlight_lines(diff.old.code), highlight_lines(diff.new.code)
@@ -825,25 +1246,27 @@ def side_by_side_view(diff):
                     else:
                         column.add(kind, f"{index + 1:>{width}} {sign}", lines[index])
     if not diff.hunks():
-        left.add("context", "", "The two files are the same.")
-        right.add("context", "", "The two files are the same.")
-    return (f'<div class="split">{left.html(f"Old: {diff.old.name}/code.py")}'
-            f'{right.html(f"New: {diff.new.name}/code.py")}</div>')
+        left.add("context", "", say(lang, "same_files"))
+        right.add("context", "", say(lang, "same_files"))
+    return (f'<div class="split">{left.html(say(lang, "old_label", old=diff.old.name), lang)}'
+            f'{right.html(say(lang, "new_label", new=diff.new.name), lang)}</div>')
 
 
-def diff_views(diff, id_prefix, heading_level=3):
+def diff_views(diff, id_prefix, lang, heading_level=3):
     """The summary, then both views of a diff, with buttons to switch between them (site.js;
     the layout chosen goes in the address: #diff-split)."""
     h = f"h{heading_level}"
     return f"""
-{diff_summary(diff, id_prefix, h)}
-<{h} id="{id_prefix}-lines">The lines</{h}>
-<div class="view-switch" role="group" aria-label="Diff layout">
-  <button type="button" data-view="{id_prefix}-unified" aria-pressed="true">Unified</button>
-  <button type="button" data-view="{id_prefix}-split" aria-pressed="false">Side by side</button>
+{diff_summary(diff, id_prefix, h, lang)}
+<{h} id="{id_prefix}-lines">{say(lang, "diff_lines")}</{h}>
+<div class="view-switch" role="group" aria-label="{say(lang, "diff_layout")}">
+  <button type="button" data-view="{id_prefix}-unified" aria-pressed="true">\
+{say(lang, "unified")}</button>
+  <button type="button" data-view="{id_prefix}-split" aria-pressed="false">\
+{say(lang, "split")}</button>
 </div>
-<div class="diff-view unified" id="{id_prefix}-unified">{unified_view(diff)}</div>
-<div class="diff-view" id="{id_prefix}-split">{side_by_side_view(diff)}</div>"""
+<div class="diff-view unified" id="{id_prefix}-unified">{unified_view(diff, lang)}</div>
+<div class="diff-view" id="{id_prefix}-split">{side_by_side_view(diff, lang)}</div>"""
 
 
 # ---- what is new: computed from the two files ----
@@ -916,36 +1339,39 @@ def what_is_new(diff):
     )
 
 
-def name_list(names, suffix=""):
+def name_list(names, lang, suffix=""):
     if not names:
-        return "none"
-    return ", ".join(f"<code>{html.escape(name)}{suffix}</code>" for name in names)
+        return say(lang, "none")
+    return say(lang, "list_separator").join(
+        f"<code{english_inside(lang)}>{html.escape(name)}{suffix}</code>" for name in names)
 
 
-def diff_summary(diff, id_prefix, h):
+def diff_summary(diff, id_prefix, h, lang):
     new = what_is_new(diff)
     rows = [
-        ("Tools added", name_list(new.tools_added), len(new.tools_added)),
-        ("Tools removed", name_list(new.tools_removed), len(new.tools_removed)),
-        ("Functions added", name_list(new.functions_added, "()"), len(new.functions_added)),
-        ("Functions changed", name_list(new.functions_changed, "()"),
+        ("tools_added", name_list(new.tools_added, lang), len(new.tools_added)),
+        ("tools_removed", name_list(new.tools_removed, lang), len(new.tools_removed)),
+        ("functions_added", name_list(new.functions_added, lang, "()"),
+         len(new.functions_added)),
+        ("functions_changed", name_list(new.functions_changed, lang, "()"),
          len(new.functions_changed)),
-        ("Functions removed", name_list(new.functions_removed, "()"),
+        ("functions_removed", name_list(new.functions_removed, lang, "()"),
          len(new.functions_removed)),
     ]
     items = "".join(
-        f'<li><strong>{label}</strong>{f" ({count})" if count else ""}: {names}</li>'
-        for label, names, count in rows if count or label != "Tools removed"
+        say(lang, "summary_item", label=say(lang, key), names=names,
+            count=say(lang, "count", n=count) if count else "")
+        for key, names, count in rows if count or key != "tools_removed"
     )
+    heading = say(lang, "whats_new", new=html.escape(diff.new.label),
+                  old=html.escape(diff.old.label))
+    lines = say(lang, "whats_new_lines", added=diff.added, removed=diff.removed,
+                old=html.escape(diff.old.name), new=html.escape(diff.new.name))
     return f"""<section class="whats-new" aria-labelledby="{id_prefix}-new">
-<{h} id="{id_prefix}-new">What is new in {html.escape(diff.new.label)}, against \
-{html.escape(diff.old.label)}</{h}>
-<p class="stats"><span class="plus">+{diff.added}</span> <span class="minus">−{diff.removed}</span>
-  lines: <code>{html.escape(diff.old.name)}/code.py</code> →
-  <code>{html.escape(diff.new.name)}/code.py</code></p>
+<{h} id="{id_prefix}-new">{heading}</{h}>
+<p class="stats">{lines}</p>
 <ul>{items}</ul>
-<p class="note">Computed from the two files: tools are the dicts with an
-<code>input_schema</code>, functions are compared by their source.</p>
+<p class="note">{say(lang, "whats_new_note")}</p>
 </section>"""
 
 
@@ -963,24 +1389,30 @@ class LessonRenderer(mistune.HTMLRenderer):
     """HTML for a chapter's README, fitted into the chapter page.
 
     - headings keep their level, but none is above <h2> (the page's <h1> is the
-      chapter), and get ids "lesson-<slug>", so a README's own #links keep working;
+      chapter), and get ids "lesson-<slug>", so a README's own #links keep working; a
+      translated heading gets the id of the English one it translates (its marker names it),
+      so that the language switch keeps the section;
     - fenced code is highlighted by pygments;
     - a link to another chapter, its code or its scenario goes to that page of
-      the site; a link off the site, or to a file the site does not have, becomes
+      the site, a README.md to the English page, a README.zh-CN.md to the Chinese one;
+      a link off the site, or to a file the site does not have, becomes
       text that shows where it points (the site links to no other host);
     - raw HTML is shown as text.
     """
 
-    def __init__(self, chapter, chapter_names, known_ids):
+    def __init__(self, chapter, chapter_names, known_ids, lang="en", anchors=None):
         super().__init__(escape=True)
         self.chapter = chapter
+        self.lang = lang  # the page's language
+        self.anchors = anchors or {}  # {slug of a translated heading: slug of the English one}
         self.chapter_names = chapter_names
         self.known_ids = known_ids  # ids of the headings (from a first pass), for #links
         self.ids = []
         self.images = []  # (source file, name in the site) to copy
 
     def heading(self, text, level, **attrs):
-        anchor = "lesson-" + (slug(text) or "section")
+        own = slug(text) or "section"
+        anchor = "lesson-" + self.anchors.get(own, own)
         while anchor in self.ids:
             anchor += "-1"
         self.ids.append(anchor)
@@ -989,7 +1421,10 @@ class LessonRenderer(mistune.HTMLRenderer):
 
     def block_code(self, code, info=None):
         language = info.split()[0] if info and info.strip() else ""
-        return highlight_block(code, language)
+        return highlight_block(code, language, self.lang)
+
+    def codespan(self, text):
+        return super().codespan(text).replace("<code>", f"<code{english_inside(self.lang)}>", 1)
 
     def link(self, text, url, title=None):
         target = self.site_target(url)
@@ -1006,7 +1441,7 @@ class LessonRenderer(mistune.HTMLRenderer):
             return f'<span class="where">[image: {html.escape(text)} ({html.escape(url)})]</span>'
         name = f"{self.chapter.name}-{source.name}"
         self.images.append((source, name))
-        return f'<img src="images/{html.escape(name)}" alt="{html.escape(text)}">'
+        return f'<img src="{UP[self.lang]}images/{html.escape(name)}" alt="{html.escape(text)}">'
 
     def local_file(self, url):
         """The repository file a relative url points at, or None."""
@@ -1017,25 +1452,32 @@ class LessonRenderer(mistune.HTMLRenderer):
 
     def site_target(self, url):
         """Where a README link goes in the site, or None when the site has no such page."""
+        lang = self.lang
         if url.startswith("#"):
-            anchor = "lesson-" + slug(url[1:])
+            own = slug(unquote(url[1:]))
+            anchor = "lesson-" + self.anchors.get(own, own)
             return f"#{anchor}" if anchor in self.known_ids else None
         source = self.local_file(url)
         if source is None:
             return None
         root = self.chapter.folder.parent.resolve()
-        if source == root / "README.md" or source == root:
-            return "index.html"
-        for name in self.chapter_names:
-            folder = root / name
-            if source in (folder, folder / "README.md"):
-                return f"{name}.html"
+        pages = {"": None, **{name: f"{name}.html" for name in self.chapter_names}}
+        for name, page_name in pages.items():
+            folder = root / name if name else root
+            page_name = page_name or "index.html"
+            if source == folder:
+                return page_name
+            for target_lang in LANGUAGES:
+                if source == folder / LESSON_FILE[target_lang]:
+                    return link_to(lang, target_lang, page_name)
+            if not name:
+                continue
             if source == folder / "code.py":
-                return f"{name}.html#code"
+                return f"{page_name}#code"
             if source == folder / "scenario.json":
-                return f"{name}.html#run"
+                return f"{page_name}#run"
             if source == folder / "notebook.ipynb" and source.is_file():
-                return f"notebooks/{name}.ipynb"
+                return f"{UP[lang]}notebooks/{name}.ipynb"
         return None
 
 
@@ -1043,39 +1485,55 @@ def strip_tags(text):
     return html.unescape(re.sub(r"<[^>]+>", "", text))
 
 
-def render_lesson(chapter, chapter_names):
-    """The README as HTML, and the images it uses. Two passes: the first finds the headings.
+def render_lesson(chapter, chapter_names, lang="en"):
+    """The README (README.zh-CN.md for lang "zh-CN") as HTML, and the images it uses. Two
+    passes: the first finds the headings.
 
     A title line ("# s01_loop: the agent loop.") is left out: the page's <h1> says it, and so
-    is a line that holds only an HTML comment, such as the markers of the generated "What
-    changed" table (raw HTML would be shown as text).
+    is the language line under it (the page has its own switch), and a line that holds only
+    an HTML comment, such as the markers of the generated "What changed" table and of a
+    translation (raw HTML would be shown as text).
     """
-    markdown = chapter.lesson
+    markdown = chapter.lesson_in(lang)
     if markdown.startswith("# "):
         markdown = markdown.partition("\n")[2]
+    anchors = english_anchors(markdown)
     markdown = "".join(line for line in markdown.splitlines(keepends=True)
-                       if not re.fullmatch(r"\s*<!--.*-->\s*", line))
+                       if not re.fullmatch(r"\s*<!--.*-->\s*", line)
+                       and not is_language_line(line))
     plugins = ["table", "strikethrough"]
-    first = LessonRenderer(chapter, chapter_names, known_ids=set())
+    first = LessonRenderer(chapter, chapter_names, set(), lang, anchors)
     mistune.create_markdown(renderer=first, plugins=plugins)(markdown)
-    renderer = LessonRenderer(chapter, chapter_names, known_ids=set(first.ids))
+    renderer = LessonRenderer(chapter, chapter_names, set(first.ids), lang, anchors)
     body = mistune.create_markdown(renderer=renderer, plugins=plugins)(markdown)
     return body, renderer.images
 
 
-def lesson_placeholder(chapter):
-    docstring = html.escape(chapter.docstring) or "(code.py has no docstring yet)"
-    return f"""<h2 id="lesson-not-written">The lesson is not written yet</h2>
-<p>This chapter has no <code>README.md</code> yet. Until it does, here is what its
-<code>code.py</code> says about itself:</p>
-<pre class="docstring">{docstring}</pre>"""
+def english_anchors(markdown):
+    """{slug of a translated heading: slug of the English heading it translates}, from the
+    marker under each heading of a translation (nothing for an English page)."""
+    lines = markdown.splitlines()
+    found = {}
+    for line, following in zip(lines, lines[1:], strict=False):
+        heading = re.fullmatch(r"#{1,6}\s+(.*?)\s*", line)
+        marker = TRANSLATION_MARKER.fullmatch(following.strip())
+        if heading and marker:
+            found.setdefault(slug(heading[1]), slug(marker["title"]))
+    return found
+
+
+def lesson_placeholder(chapter, lang):
+    docstring = html.escape(chapter.docstring) or say(lang, "no_docstring")
+    return f"""<h2 id="lesson-not-written">{say(lang, "no_lesson_heading")}</h2>
+<p>{say(lang, "no_lesson", file=LESSON_FILE[lang])}</p>
+<pre class="docstring"{english_inside(lang)}>{docstring}</pre>"""
 
 
 # ======================================================================
 # THE CODE TAB
 # ======================================================================
 
-def code_view(chapter):
+def code_view(chapter, lang):
     """code.py with line numbers; the lines that are new in this chapter marked "+"."""
     new = Diff(chapter.previous, chapter).added_line_numbers if chapter.previous else set()
     lines = highlight_lines(chapter.code)
@@ -1087,14 +1545,11 @@ def code_view(chapter):
         else:
             column.add("context", f"{number:>{width}}  ", line_html)
     if chapter.previous:
-        note = (
-            f'<p>The <span class="plus">{len(new)} lines</span> marked <strong>+</strong> are new '
-            f'in this chapter: <code>{html.escape(chapter.previous.name)}/code.py</code> does '
-            f'not have them.</p>'
-        )
+        note = say(lang, "code_new", n=len(new), previous=html.escape(chapter.previous.name))
     else:
-        note = f"<p>The first chapter: all {len(lines)} lines are new.</p>"
-    return note + '<div class="code-view">' + column.html(f"{chapter.name}/code.py") + "</div>"
+        note = say(lang, "code_first", n=len(lines))
+    return (f'<p>{note}</p><div class="code-view">{column.html(f"{chapter.name}/code.py", lang)}'
+            "</div>")
 
 
 # ======================================================================
@@ -1108,12 +1563,12 @@ def request_sizes(call):
     return fixed, len(json.dumps(request.get("messages", [])))
 
 
-def size_label(index, fixed, history):
-    return (f"Step {index + 1}: {fixed + history:,} characters "
-            f"({fixed:,} fixed + {history:,} history)")
+def size_label(index, fixed, history, lang):
+    return say(lang, "size_label", n=index + 1, total=f"{fixed + history:,}", fixed=f"{fixed:,}",
+               history=f"{history:,}")
 
 
-def mini_chart(calls):
+def mini_chart(calls, lang):
     """The chart beside the step buttons: one bar per model call, a button to that step."""
     sizes = [request_sizes(call) for call in calls]
     top = max(fixed + history for fixed, history in sizes)
@@ -1123,19 +1578,18 @@ def mini_chart(calls):
         fixed_share = round(100 * fixed / (fixed + history)) if fixed + history else 0
         bars.append(
             f'<li><button type="button" class="bar" id="step-{index + 1}" data-step="{index}" '
-            f'aria-label="{size_label(index, fixed, history)}" '
+            f'aria-label="{size_label(index, fixed, history, lang)}" '
             f'style="--size: {share}%; --part: {fixed_share}%"><span class="fill"></span>'
             f'</button></li>'
         )
     return f"""<div class="mini-chart">
-  <p class="mini-label"><span id="mini-label">Characters sent per call
-    (<span class="key fixed"></span> fixed, <span class="key history"></span> history)</span>
+  <p class="mini-label"><span id="mini-label">{say(lang, "mini_label")}</span>
     <span class="mini-value" id="mini-value"></span></p>
   <ol class="bars" aria-labelledby="mini-label">{''.join(bars)}</ol>
 </div>"""
 
 
-def size_chart(calls):
+def size_chart(calls, lang):
     """An inline SVG of stacked bars, one per model call: the fixed part and the history.
     Each bar links to its step in the player."""
     sizes = [request_sizes(call) for call in calls]
@@ -1157,7 +1611,7 @@ def size_chart(calls):
         history_height = history / scale * (height - 10)
         parts.append(
             f'<a class="bar" href="#step-{index + 1}" data-step="{index}" '
-            f'aria-label="{size_label(index, fixed, history)}">'
+            f'aria-label="{size_label(index, fixed, history, lang)}">'
             f'<rect class="fixed" x="{x}" y="{height - fixed_height:.1f}" width="{bar}" '
             f'height="{fixed_height:.1f}"/>'
             f'<rect class="history" x="{x}" y="{height - fixed_height - history_height:.1f}" '
@@ -1167,19 +1621,16 @@ def size_chart(calls):
         )
     rows = "".join(f"<tr><td>{n}</td><td>{f:,}</td><td>{h:,}</td><td>{f + h:,}</td></tr>"
                    for n, (f, h) in enumerate(sizes, 1))
-    head = "<th>call</th><th>fixed</th><th>history</th><th>total (characters)</th>"
+    caption = say(lang, "chart_caption", first=short_number(sum(sizes[0])),
+                  last=short_number(sum(sizes[-1])), calls=say(lang, "n_calls", n=len(sizes)))
     return f"""<figure class="chart">
-<figcaption>Request size per model call, in characters of JSON (not tokens):
-  <span class="key fixed"></span> fixed part (system prompt + tools) and
-  <span class="key history"></span> history (messages). The request grows from
-  {short_number(sum(sizes[0]))} to {short_number(sum(sizes[-1]))} characters over
-  {len(sizes)} call{'s' if len(sizes) != 1 else ''}; a bar opens its step.</figcaption>
+<figcaption>{caption}</figcaption>
 <svg viewBox="0 0 {width} {height + bottom}" width="{width}" height="{height + bottom}"
-  aria-label="Stacked bars, one per model call">
+  aria-label="{say(lang, "chart_label")}">
 {''.join(parts)}
 </svg>
-<details><summary>The numbers</summary>
-<table class="numbers"><thead><tr>{head}</tr></thead>
+<details><summary>{say(lang, "numbers")}</summary>
+<table class="numbers"><thead><tr>{say(lang, "numbers_head")}</tr></thead>
 <tbody>{rows}</tbody></table></details>
 </figure>"""
 
@@ -1197,10 +1648,10 @@ def short_number(value):
     return f"{value / 1000:g}k" if value >= 1000 else f"{value:g}"
 
 
-def run_steps(run):
+def run_steps(run, lang):
     """For the player: a caption and the user's answers for each step."""
     events = terminal_events(run.calls, run.stdout, run.answers)
-    captions = step_captions(run.calls, events)
+    captions = step_captions(run.calls, events, lang)
     steps = []
     for call, caption in zip(run.calls, captions, strict=True):
         here = {block["id"]: events[block["id"]] for block in tool_uses(call["response"])
@@ -1209,7 +1660,7 @@ def run_steps(run):
     return steps
 
 
-def run_data_json(chapter):
+def run_data_json(chapter, lang):
     """The trace and the scenario as JSON for the player, safe inside a <script> element."""
     run = chapter.run
     data = {
@@ -1217,8 +1668,13 @@ def run_data_json(chapter):
         "prompt": run.prompt,
         "answers": run.answers,
         "calls": run.calls,
-        "steps": run_steps(run),
+        "steps": run_steps(run, lang),
     }
+    return script_json(data)
+
+
+def script_json(data):
+    """JSON, safe inside a <script> element."""
     return json.dumps(data, ensure_ascii=False).replace("<", "\\u003c")
 
 
@@ -1245,54 +1701,54 @@ def plan_templates(run):
     return "\n".join(templates)
 
 
-def run_view(chapter):
+def run_view(chapter, lang):
     """The Run tab: the command, the player (site.js fills it from the embedded trace) with
     its caption and chart, the full chart, the terminal."""
     run = chapter.run
     calls = len(run.calls)
+    en = english_inside(lang)
     stderr = (
-        f'<details><summary>What it wrote to stderr</summary><pre '
-        f'class="terminal">{html.escape(run.stderr)}</pre></details>'
+        f'<details><summary>{say(lang, "stderr")}</summary><pre '
+        f'class="terminal"{en}>{html.escape(run.stderr)}</pre></details>'
         if run.stderr.strip()
         else ""
     )
-    answers = (f" The <code>printf</code> gives the answers to its questions, one a line: "
-               f"{', '.join(f'<code>{html.escape(a)}</code>' for a in run.answers)}."
-               if run.answers else "")
+    answers = (say(lang, "recorded_answers", answers=say(lang, "list_separator").join(
+        f'<code{en}>{html.escape(a)}</code>' for a in run.answers)) if run.answers else "")
     replay = f"{PYTHON} {chapter.name}/code.py --script {chapter.name}.jsonl {quote(run.prompt)}"
     if run.answers:
         replay = f"printf {quote(''.join(a + chr(10) for a in run.answers))} | {replay}"
+    note = say(lang, "shown_note", tmpdir=SHOWN_TMPDIR, session=SHOWN_SESSION_ID,
+               seconds=SHOWN_SECONDS, trace=f"{UP[lang]}traces/{chapter.name}.jsonl",
+               replay=html.escape(replay))
     return f"""
-<p>Recorded when the site was built, by this command, from the repository root
-({calls} model call{'s' if calls != 1 else ''}).{answers}</p>
-<pre class="terminal command"><code>$ {html.escape(run.command)}</code></pre>
-<p class="note">Shown as recorded, but for the machine that built the site: its temporary
-folder reads <code>{SHOWN_TMPDIR}</code>, a random part of a name <code>xxxx</code>, a session id
-<code>{SHOWN_SESSION_ID}</code>, and the time a test run took <code>{SHOWN_SECONDS}s</code>.
-<a href="traces/{chapter.name}.jsonl" download>Download the trace</a> and replay it:
-<code>{html.escape(replay)}</code></p>
-<h3 id="run-calls">The model calls, one by one</h3>
-<noscript><p>The step player needs JavaScript. The chart, the numbers and the terminal
-below show the whole run.</p></noscript>
+<p>{say(lang, "recorded", calls=say(lang, "n_model_calls", n=calls), answers=answers)}</p>
+<pre class="terminal command"{en}><code>$ {html.escape(run.command)}</code></pre>
+<p class="note">{note}</p>
+<h3 id="run-calls">{say(lang, "calls_heading")}</h3>
+<noscript><p>{say(lang, "noscript")}</p></noscript>
 <div class="player" id="player" hidden>
   <div class="player-bar">
     <div class="player-controls">
-      <button type="button" id="step-previous" aria-keyshortcuts="ArrowLeft">← Previous</button>
-      <output id="step-counter" aria-live="polite">Step 1 of {calls}</output>
-      <button type="button" id="step-next" aria-keyshortcuts="ArrowRight">Next →</button>
-      <span class="hint">or the ← and → keys</span>
+      <button type="button" id="step-previous" aria-keyshortcuts="ArrowLeft">\
+{say(lang, "previous")}</button>
+      <output id="step-counter" aria-live="polite">{say(lang, "step_counter", step=1, steps=calls)}\
+</output>
+      <button type="button" id="step-next" aria-keyshortcuts="ArrowRight">{say(lang, "next")}\
+</button>
+      <span class="hint">{say(lang, "keys_hint")}</span>
     </div>
-    {mini_chart(run.calls)}
+    {mini_chart(run.calls, lang)}
     <p class="caption" id="step-caption" aria-live="polite"></p>
   </div>
   <div id="step-view"></div>
 </div>
-<script type="application/json" id="run-data">{run_data_json(chapter)}</script>
+<script type="application/json" id="run-data">{run_data_json(chapter, lang)}</script>
 {plan_templates(run)}
-<h3 id="run-size">How the request grows</h3>
-{size_chart(run.calls)}
-<h3 id="run-terminal">The terminal</h3>
-<pre class="terminal"><span class="prompt">$ {html.escape(run.command)}</span>
+<h3 id="run-size">{say(lang, "size_heading")}</h3>
+{size_chart(run.calls, lang)}
+<h3 id="run-terminal">{say(lang, "terminal_heading")}</h3>
+<pre class="terminal"{en}><span class="prompt">$ {html.escape(run.command)}</span>
 {html.escape(run.stdout)}</pre>
 {stderr}"""
 
@@ -1301,180 +1757,186 @@ below show the whole run.</p></noscript>
 # PAGES
 # ======================================================================
 
-def page(title, body, chapters, current=""):
-    """A whole HTML page: head, the course navigation, the main part, the footer."""
+def page(title, body, chapters, lang, name, current=""):
+    """A whole HTML page of language `lang`: head, the course navigation with the switch to
+    the other language's page of the same name, the main part, the footer."""
+    up = UP[lang]
     links = []
     for chapter in chapters:
         here = ' aria-current="page"' if chapter.name == current else ""
         links.append(
             f'<li><a href="{chapter.page}"{here} '
-            f'title="{html.escape(chapter.title)}">{chapter.label}</a></li>'
+            f'title="{html.escape(chapter.title_in(lang))}">{chapter.label}</a></li>'
         )
     compare_here = ' aria-current="page"' if current == "compare" else ""
     home_here = ' aria-current="page"' if current == "home" else ""
+    other = next(other for other in LANGUAGES if other != lang)
+    switch = link_to(lang, other, name)
     return f"""<!doctype html>
-<html lang="en">
+<html lang="{lang}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{html.escape(title)}</title>
-<link rel="icon" href="assets/icon.svg" type="image/svg+xml">
-<link rel="stylesheet" href="assets/site.css">
-<link rel="stylesheet" href="assets/pygments.css">
+<link rel="alternate" hreflang="{other}" href="{switch}">
+<link rel="icon" href="{up}assets/icon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="{up}assets/site.css">
+<link rel="stylesheet" href="{up}assets/pygments.css">
 <script>document.documentElement.classList.add("js")</script>
-<script src="assets/site.js" defer></script>
+<script src="{up}assets/site.js" defer></script>
+<script type="application/json" id="site-strings">{script_json(STRINGS[lang]["script"])}</script>
 </head>
 <body>
-<a class="skip" href="#main">Skip to the content</a>
+<a class="skip" href="#main">{say(lang, "skip")}</a>
 <header class="site">
-<nav aria-label="Course">
-  <a class="home" href="index.html"{home_here}>{html.escape(COURSE_TITLE)}</a>
+<nav aria-label="{say(lang, "nav_label")}">
+  <a class="home" href="index.html"{home_here}>{html.escape(say(lang, "course_title"))}</a>
   <ul>{''.join(links)}
-    <li><a href="compare.html"{compare_here}>Compare</a></li></ul>
+    <li><a href="compare.html"{compare_here}>{say(lang, "compare")}</a></li></ul>
+  <a class="language-switch" href="{switch}" hreflang="{other}" lang="{other}" \
+aria-label="{say(other, "language_label")}">{say(other, "language_name")}</a>
 </nav>
 </header>
 <main id="main">
 {body}
 </main>
-<footer><p>Built from the course repository by <code>web/build.py</code>.
-Everything on this site is local: it works offline.</p></footer>
+<footer><p>{say(lang, "footer")}</p></footer>
 </body>
 </html>
 """
 
 
-def how_to_use(chapters):
+def how_to_use(chapters, lang):
     """The four ways into a chapter, with commands taken from the chapters themselves."""
     first, second = chapters[0], chapters[1] if len(chapters) > 1 else None
     run = first.run_command or f"{PYTHON} {first.name}/code.py --offline"
-    diff = (f"<li><strong>Diff it</strong> against the chapter before: the <em>Diff</em> tab, "
-            f"<a href=\"compare.html\">Compare</a> for any two chapters, or "
-            f"<code>diff -u {first.name}/code.py {second.name}/code.py</code>. The diff is the "
-            f"lesson: one new idea, and what it changed.</li>" if second else "")
+    command = f"diff -u {first.name}/code.py {second.name}/code.py" if second else ""
+    diff = f"<li>{say(lang, 'how_diff', command=command)}</li>" if second else ""
     replay = f"{PYTHON} {first.name}/code.py --script {first.name}.jsonl"
-    return f"""<h2 id="how-to-use">How to use this course</h2>
-<ol class="how">
-<li><strong>Run a chapter</strong>, offline, from the repository root:
-<code>{html.escape(run)}</code>, and type the prompt its banner shows.</li>
-<li><strong>Read the lesson</strong>: the <em>Lesson</em> tab, then the <em>Code</em> tab, where
-the lines new in the chapter are marked.</li>
+    items = f"""<li>{say(lang, "how_run", command=html.escape(run))}</li>
+<li>{say(lang, "how_read")}</li>
 {diff}
-<li><strong>Replay a run</strong>: the <em>Run</em> tab steps through a run recorded when this
-site was built, call by call, with what the user answered. Download its trace and play it
-again: <code>{html.escape(replay)}</code>.</li>
+<li>{say(lang, "how_replay", command=html.escape(replay))}</li>"""
+    return f"""<h2 id="how-to-use">{say(lang, "how_heading")}</h2>
+<ol class="how">
+{items}
 </ol>"""
 
 
-def home_page(chapters):
+def home_page(chapters, lang):
+    en = english_inside(lang)
     cards = []
     for chapter in chapters:
         if chapter.previous:
             diff = Diff(chapter.previous, chapter)
-            stats = (
-                f'<span class="plus">+{diff.added}</span> <span '
-                f'class="minus">−{diff.removed}</span> '
-                f'lines against {chapter.previous.label}'
-            )
+            stats = say(lang, "card_stats", added=diff.added, removed=diff.removed,
+                        previous=chapter.previous.label)
         else:
-            lines = len(chapter.code.splitlines())
-            stats = f'<span class="plus">+{lines}</span> lines: the first chapter'
+            stats = say(lang, "card_first", lines=len(chapter.code.splitlines()))
         topic = html.escape(chapter.name.split("_", 1)[1].replace("_", " "))
         diagram = (
-            f'<figure class="diagram"><pre tabindex="0" aria-label="The diagram of '
-            f'{chapter.name}, as its code.py draws it">{html.escape(chapter.diagram)}</pre>'
-            f'<figcaption>From the docstring of <code>{chapter.name}/code.py</code></figcaption>'
+            f'<figure class="diagram"><pre tabindex="0"{en} aria-label="'
+            f'{html.escape(say(lang, "diagram_label", name=chapter.name))}">'
+            f'{html.escape(chapter.diagram)}</pre>'
+            f'<figcaption>{say(lang, "diagram_caption", name=chapter.name)}</figcaption>'
             f'</figure>' if chapter.diagram else ""
         )
         cards.append(f"""<li class="card">
-  <h3><a href="{chapter.page}"><span class="label">{chapter.label}</span> {topic}</a></h3>
-  <p>{html.escape(capitalise(chapter.summary))}</p>
+  <h3><a href="{chapter.page}"><span class="label">{chapter.label}</span> \
+<span{en}>{topic}</span></a></h3>
+  <p>{html.escape(capitalise(chapter.summary_in(lang), lang))}</p>
   <p class="stats">{stats}</p>
-  <p class="calls">{len(chapter.run.calls)} model calls in the recorded run</p>
+  <p class="calls">{say(lang, "card_calls", n=len(chapter.run.calls))}</p>
   {diagram}
 </li>""")
-    body = f"""<h1>{html.escape(COURSE_TITLE)}</h1>
-<p class="intro">A Claude-Code-style coding agent, built in
-{len(chapters)} chapter{'s' if len(chapters) != 1 else ''}.
-Each chapter is the whole program so far plus one idea: read the lesson, the code,
-the diff against the chapter before, and step through a recorded run.
-To put any two chapters side by side, use <a href="compare.html">Compare</a>.</p>
-{how_to_use(chapters)}
-<h2 id="chapters">The chapters</h2>
+    chapters_count = say(lang, "n_chapters", n=len(chapters))
+    title = html.escape(say(lang, "course_title"))
+    body = f"""<h1>{title}</h1>
+<p class="intro">{say(lang, "intro", chapters=chapters_count)}</p>
+{how_to_use(chapters, lang)}
+<h2 id="chapters">{say(lang, "chapters_heading")}</h2>
 <ol class="cards">
 {''.join(cards)}
 </ol>"""
-    return page(COURSE_TITLE, body, chapters, current="home")
+    return page(say(lang, "course_title"), body, chapters, lang, "index.html", current="home")
 
 
-def capitalise(text):
-    return text[:1].upper() + text[1:]
+def capitalise(text, lang="en"):
+    """A summary as a sentence. (Chinese has no capitals, and an English word in it, such as
+    "agent", keeps its small letter: GLOSSARY.zh-CN.md.)"""
+    return text[:1].upper() + text[1:] if lang == "en" else text
 
 
-def chapter_parts(chapter, names):
-    """What a chapter page shows that does not need its recorded run: lesson, code, diff."""
-    if chapter.lesson is not None:
+def chapter_parts(chapter, names, lang):
+    """What a chapter page shows that does not need its recorded run: lesson, code, diff.
+    A chapter whose lesson has no translation yet shows the English one, marked so."""
+    if chapter.lesson_in(lang) is not None:
+        lesson, images = render_lesson(chapter, names, lang)
+    elif chapter.lesson is not None:
         lesson, images = render_lesson(chapter, names)
+        lesson = f'<p class="note">{say(lang, "untranslated")}</p>\n<div lang="en">{lesson}</div>'
     else:
-        lesson, images = lesson_placeholder(chapter), []
+        lesson, images = lesson_placeholder(chapter, lang), []
     if chapter.previous:
-        diff = f"<h2>Diff against {html.escape(chapter.previous.name)}</h2>" + diff_views(
-            Diff(chapter.previous, chapter), "diff"
-        )
+        diff = f"<h2>{say(lang, 'diff_against', name=html.escape(chapter.previous.name))}</h2>"
+        diff += diff_views(Diff(chapter.previous, chapter), "diff", lang)
     else:
-        diff = (
-            "<h2>Diff</h2>"
-            "<p>This is the first chapter: there is no chapter before it to compare with.</p>"
-        )
-    return {"lesson": lesson, "images": images, "code": code_view(chapter), "diff": diff}
+        diff = f"<h2>{say(lang, 'diff_first_heading')}</h2><p>{say(lang, 'diff_first')}</p>"
+    return {"lesson": lesson, "images": images, "code": code_view(chapter, lang), "diff": diff}
 
 
-def chapter_page(chapter, chapters, parts):
+TABS = ("lesson", "code", "diff", "run")
+
+
+def chapter_page(chapter, chapters, parts, lang):
     """The page of one chapter: four panels (site.js shows one at a time) and the pager."""
     index = chapters.index(chapter)
     pager = []
     if index > 0:
         pager.append(
             f'<a rel="prev" href="{chapters[index - 1].page}">← '
-            f'{html.escape(chapters[index - 1].title)}</a>'
+            f'{html.escape(chapters[index - 1].title_in(lang))}</a>'
         )
     if index + 1 < len(chapters):
         pager.append(
-            f'<a rel="next" '
-            f'href="{chapters[index + 1].page}">{html.escape(chapters[index + 1].title)} →</a>'
+            f'<a rel="next" href="{chapters[index + 1].page}">'
+            f'{html.escape(chapters[index + 1].title_in(lang))} →</a>'
         )
-    tabs = [("lesson", "Lesson"), ("code", "Code"), ("diff", "Diff"), ("run", "Run")]
     tab_links = "".join(
-        f'<li><a id="tab-{key}" href="#{key}">{name}</a></li>' for key, name in tabs
+        f'<li><a id="tab-{key}" href="#{key}">{say(lang, "tab_" + key)}</a></li>' for key in TABS
     )
-    notebook = (f'<p class="files">The chapter as a walk-through to run in Jupyter: '
-                f'<a href="notebooks/{chapter.name}.ipynb" download>{chapter.name}.ipynb</a></p>'
+    notebook = (f'<p class="files">{say(lang, "notebook")}'
+                f'<a href="{UP[lang]}notebooks/{chapter.name}.ipynb" download'
+                f'{english_inside(lang)}>{chapter.name}.ipynb</a></p>'
                 if chapter.notebook.is_file() else "")
-    body = f"""<h1>{html.escape(chapter.title)}</h1>
+    prompt = in_english(lang, html.escape(chapter.run.prompt))
+    body = f"""<h1>{html.escape(chapter.title_in(lang))}</h1>
 {notebook}
-<nav class="tabs" aria-label="Views of this chapter"><ul>{tab_links}</ul></nav>
+<nav class="tabs" aria-label="{say(lang, "tabs_label")}"><ul>{tab_links}</ul></nav>
 <section class="panel lesson" id="lesson" aria-labelledby="tab-lesson">
 {parts["lesson"]}
 </section>
 <section class="panel" id="code" aria-labelledby="tab-code">
-<h2><code>{html.escape(chapter.name)}/code.py</code></h2>
+<h2><code{english_inside(lang)}>{html.escape(chapter.name)}/code.py</code></h2>
 {parts["code"]}
 </section>
 <section class="panel" id="diff" aria-labelledby="tab-diff">
 {parts["diff"]}
 </section>
 <section class="panel" id="run" aria-labelledby="tab-run">
-<h2>Run: “{html.escape(chapter.run.prompt)}”</h2>
-{run_view(chapter)}
+<h2>{say(lang, "run_heading", prompt=prompt)}</h2>
+{run_view(chapter, lang)}
 </section>
-<nav class="pager" aria-label="Previous and next chapter">{''.join(pager)}</nav>"""
-    return page(f"{chapter.title} · {COURSE_TITLE}", body, chapters, current=chapter.name)
+<nav class="pager" aria-label="{say(lang, "pager_label")}">{''.join(pager)}</nav>"""
+    title = f"{chapter.title_in(lang)} · {say(lang, 'course_title')}"
+    return page(title, body, chapters, lang, chapter.page, current=chapter.name)
 
 
 def compare_name(old, new):
     return f"compare-{old.name}-vs-{new.name}.html"
 
 
-def compare_picker(chapters, old=None, new=None):
+def compare_picker(chapters, lang, old=None, new=None):
     """Two lists of chapters and a button; site.js opens the page of the pair."""
     old = old or (chapters[-2] if len(chapters) > 1 else chapters[0])
     new = new or chapters[-1]
@@ -1482,38 +1944,42 @@ def compare_picker(chapters, old=None, new=None):
     def options(selected):
         return "".join(
             f'<option value="{c.name}"{" selected" if c is selected else ""}>'
-            f"{html.escape(c.title)}</option>"
+            f"{html.escape(c.title_in(lang))}</option>"
             for c in chapters
         )
 
     return f"""<form class="picker" id="compare-picker">
-  <label>From <select name="old" id="compare-old">{options(old)}</select></label>
-  <label>to <select name="new" id="compare-new">{options(new)}</select></label>
-  <button type="submit">Compare</button>
+  <label>{say(lang, "picker_from")} <select name="old" id="compare-old">{options(old)}</select>\
+</label>
+  <label>{say(lang, "picker_to")} <select name="new" id="compare-new">{options(new)}</select>\
+</label>
+  <button type="submit">{say(lang, "compare")}</button>
   <p class="picker-message" id="compare-message" role="status"></p>
 </form>"""
 
 
-def compare_index(chapters):
+def compare_index(chapters, lang):
     pairs = "".join(f'<li><a href="{compare_name(a, b)}">{a.label} → {b.label}</a></li>'
                     for a, b in itertools.combinations(chapters, 2))
-    body = f"""<h1>Compare two chapters</h1>
-<p>Pick two chapters to see how <code>code.py</code> changed from one to the other.</p>
-{compare_picker(chapters)}
-<h2>Every pair</h2>
-<ul class="pairs">{pairs or '<li>There is only one chapter so far.</li>'}</ul>"""
-    return page(f"Compare · {COURSE_TITLE}", body, chapters, current="compare")
+    body = f"""<h1>{say(lang, "compare_heading")}</h1>
+<p>{say(lang, "compare_intro")}</p>
+{compare_picker(chapters, lang)}
+<h2>{say(lang, "every_pair")}</h2>
+<ul class="pairs">{pairs or f'<li>{say(lang, "one_chapter")}</li>'}</ul>"""
+    title = f"{say(lang, 'compare')} · {say(lang, 'course_title')}"
+    return page(title, body, chapters, lang, "compare.html", current="compare")
 
 
-def compare_page(old, new, chapters):
+def compare_page(old, new, chapters, lang):
+    from_to = say(lang, "from_to", old_page=old.page, old=html.escape(old.title_in(lang)),
+                  new_page=new.page, new=html.escape(new.title_in(lang)))
     body = f"""<h1>{html.escape(old.label)} → {html.escape(new.label)}</h1>
-<p>From <a href="{old.page}">{html.escape(old.title)}</a>
-to <a href="{new.page}">{html.escape(new.title)}</a>.</p>
-{compare_picker(chapters, old, new)}
-{diff_views(Diff(old, new), "compare", heading_level=2)}"""
-    return page(
-        f"Compare {old.label} and {new.label} · {COURSE_TITLE}", body, chapters, current="compare"
-    )
+<p>{from_to}</p>
+{compare_picker(chapters, lang, old, new)}
+{diff_views(Diff(old, new), "compare", lang, heading_level=2)}"""
+    title = (f"{say(lang, 'compare_title', old=old.label, new=new.label)} · "
+             f"{say(lang, 'course_title')}")
+    return page(title, body, chapters, lang, compare_name(old, new), current="compare")
 
 
 # ======================================================================
@@ -1547,16 +2013,22 @@ def build(out_dir: Path, chapters_root: Path = ROOT, launch=run_process, temp_ro
         raise BuildError(f"no chapters (folders sNN_* with a code.py) in {chapters_root}")
     futures = record_all(chapters, launch, temp_root)
     names = [chapter.name for chapter in chapters]
+    pages, parts = {}, {}  # pages by their path in the build: "s01_loop.html", "zh-CN/..."
     try:
-        pages = {"compare.html": compare_index(chapters)}
-        for old, new in itertools.combinations(chapters, 2):
-            pages[compare_name(old, new)] = compare_page(old, new, chapters)
-        parts = {chapter.name: chapter_parts(chapter, names) for chapter in chapters}
+        for lang in LANGUAGES:
+            folder = SUBFOLDER[lang]
+            pages[folder + "compare.html"] = compare_index(chapters, lang)
+            for old, new in itertools.combinations(chapters, 2):
+                pages[folder + compare_name(old, new)] = compare_page(old, new, chapters, lang)
+            for chapter in chapters:
+                parts[lang, chapter.name] = chapter_parts(chapter, names, lang)
     finally:
         finish_recording(chapters, futures)
-    pages["index.html"] = home_page(chapters)
-    for chapter in chapters:
-        pages[chapter.page] = chapter_page(chapter, chapters, parts[chapter.name])
+    for lang in LANGUAGES:  # the pages that show the recorded runs
+        pages[SUBFOLDER[lang] + "index.html"] = home_page(chapters, lang)
+        for chapter in chapters:
+            pages[SUBFOLDER[lang] + chapter.page] = chapter_page(
+                chapter, chapters, parts[lang, chapter.name], lang)
 
     prepare_out_dir(out_dir)
     shutil.copytree(ASSETS, out_dir / "assets")
@@ -1564,11 +2036,14 @@ def build(out_dir: Path, chapters_root: Path = ROOT, launch=run_process, temp_ro
     (out_dir / "traces").mkdir()
     (out_dir / "images").mkdir()
     (out_dir / "notebooks").mkdir()
+    for lang in LANGUAGES:
+        (out_dir / SUBFOLDER[lang]).mkdir(exist_ok=True)
     for name, text in sorted(pages.items()):
         write(out_dir / name, text)
+    images = dict(image for part in parts.values() for image in part["images"])
+    for source, name in sorted(images.items()):
+        shutil.copyfile(source, out_dir / "images" / name)
     for chapter in chapters:
-        for source, name in parts[chapter.name]["images"]:
-            shutil.copyfile(source, out_dir / "images" / name)
         write(out_dir / "traces" / f"{chapter.name}.jsonl", chapter.run.trace)
         if chapter.notebook.is_file():
             shutil.copyfile(chapter.notebook, out_dir / "notebooks" / f"{chapter.name}.ipynb")

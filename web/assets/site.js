@@ -9,6 +9,21 @@
 
 // ---- helpers ---------------------------------------------------------------
 
+// The words this script shows, in the page's language: build.py embeds them as JSON
+// (STRINGS[lang]["script"] there). t("sent", {n: 3}) fills in a template; a key with a
+// "_one" form uses it for a count of one.
+const STRINGS = (() => {
+  const found = document.getElementById("site-strings");
+  return found ? JSON.parse(found.textContent) : {};
+})();
+
+function t(key, values) {
+  const count = values && values.n;
+  const chosen = count === 1 && `${key}_one` in STRINGS ? `${key}_one` : key;
+  const template = chosen in STRINGS ? STRINGS[chosen] : key;
+  return template.replace(/\{(\w+)\}/g, (whole, name) => (values && name in values ? String(values[name]) : whole));
+}
+
 // el("p", {class: "x"}, "text", child): a new element. Text is set as text, never as HTML.
 function el(tag, attributes, ...children) {
   const element = document.createElement(tag);
@@ -141,7 +156,7 @@ function setUpComparePicker() {
     const oldSelect = form.elements.old, newSelect = form.elements.new;
     let from = oldSelect.selectedIndex, to = newSelect.selectedIndex;
     if (from === to) {
-      message.textContent = "Pick two different chapters.";
+      message.textContent = t("pick_two");
       return;
     }
     if (from > to) [from, to] = [to, from];  // always older → newer
@@ -189,9 +204,9 @@ function resultText(content) {
 // A tool's input, field by field: text as it reads (real line breaks, not "\n"), the rest as JSON.
 function renderInput(input) {
   if (!input || typeof input !== "object" || Array.isArray(input) || !Object.keys(input).length) {
-    return el("pre", {}, JSON.stringify(input, null, 2));
+    return el("pre", { lang: "en" }, JSON.stringify(input, null, 2));
   }
-  const fields = el("dl", { class: "input" });
+  const fields = el("dl", { class: "input", lang: "en" });
   for (const [key, value] of Object.entries(input)) {
     fields.append(el("dt", {}, key),
       el("dd", {}, el("pre", {}, typeof value === "string" ? value : JSON.stringify(value, null, 2))));
@@ -203,7 +218,7 @@ function renderInput(input) {
 function renderedPlan(block) {
   const template = document.getElementById(`plan-${block.id}`);
   if (block.name !== "exit_plan_mode" || !template) return null;
-  return el("div", { class: "plan" }, template.content.cloneNode(true));
+  return el("div", { class: "plan", lang: "en" }, template.content.cloneNode(true));
 }
 
 function renderBlock(block, isNew, names) {
@@ -215,35 +230,36 @@ function renderBlock(block, isNew, names) {
   let heading, body;
   if (block.type === "text") {
     heading = "text";
-    body = el("pre", {}, block.text);
+    body = el("pre", { lang: "en" }, block.text);
   } else if (block.type === "tool_use") {
     heading = `tool_use: ${block.name} (${block.id})`;
     const plan = renderedPlan(block);
-    body = plan ? el("div", {}, plan, el("details", {}, el("summary", {}, "The input as sent"), renderInput(block.input)))
+    body = plan ? el("div", {}, plan, el("details", {}, el("summary", {}, t("input_as_sent")), renderInput(block.input)))
       : renderInput(block.input);
   } else if (block.type === "tool_result") {
-    heading = `tool_result for ${names[block.tool_use_id] || "?"} (${block.tool_use_id})`;
-    body = el("pre", {}, resultText(block.content));
+    heading = t("tool_result_for", { name: names[block.tool_use_id] || "?", id: block.tool_use_id });
+    body = el("pre", { lang: "en" }, resultText(block.content));
   } else {
     heading = block.type;
-    body = el("pre", {}, JSON.stringify(block, null, 2));
+    body = el("pre", { lang: "en" }, JSON.stringify(block, null, 2));
   }
   const label = el("p", { class: "block-head" }, heading);
-  for (const tag of tags) label.append(" ", el("span", { class: `tag ${tag}` }, tag));
+  const tagWords = { new: t("tag_new"), reminder: t("tag_reminder"), is_error: "is_error" };
+  for (const tag of tags) label.append(" ", el("span", { class: `tag ${tag}` }, tagWords[tag]));
   return el("div", { class: classes.join(" ") }, label, body);
 }
 
 // What the user was asked in the terminal, and what they answered, after a tool_use.
 function renderEvent(event) {
   return el("div", { class: "block user-event" },
-    el("p", { class: "block-head" }, "in the terminal, the user is asked ", el("span", { class: "tag user" }, "user")),
-    el("pre", {}, event.question),
-    el("p", { class: "answer" }, "The user answered: ",
-      el("strong", {}, event.answer === "" ? "(an empty line)" : event.answer)));
+    el("p", { class: "block-head" }, t("asked"), el("span", { class: "tag user" }, t("tag_user"))),
+    el("pre", { lang: "en" }, event.question),
+    el("p", { class: "answer" }, t("answered"),
+      event.answer === "" ? el("strong", {}, t("empty_line")) : el("strong", { lang: "en" }, event.answer)));
 }
 
 function renderMessage(message, marks, names, events) {
-  const box = el("div", { class: `message ${message.role}` }, el("p", { class: "role" }, message.role));
+  const box = el("div", { class: `message ${message.role}` }, el("p", { class: "role", lang: "en" }, message.role));
   blocksOf(message).forEach((block, k) => {
     box.append(renderBlock(block, marks[k], names));
     for (const event of (events && events[block.id]) || []) box.append(renderEvent(event));
@@ -274,16 +290,16 @@ function renderState(request, previousRequest) {
   const list = el("dl", { class: "state" });
   const toolList = el("dd", {});
   names.forEach((name, index) => {
-    toolList.append(index ? ", " : "", el("code", { class: before.includes(name) ? null : "changed" }, name));
+    toolList.append(index ? ", " : "", el("code", { class: before.includes(name) ? null : "changed", lang: "en" }, name));
   });
   const gone = before.filter((name) => !names.includes(name));
-  if (gone.length) toolList.append(el("span", { class: "changed" }, ` (no longer offered: ${gone.join(", ")})`));
-  list.append(el("dt", {}, "Tools offered"), toolList);
+  if (gone.length) toolList.append(el("span", { class: "changed" }, t("no_longer_offered", { names: gone.join(", ") })));
+  list.append(el("dt", {}, t("tools_offered")), toolList);
 
   // Plan mode shows in the tools: in it, exit_plan_mode is offered and enter_plan_mode is not.
   if (names.includes("enter_plan_mode") || names.includes("exit_plan_mode")) {
     const on = names.includes("exit_plan_mode") && !names.includes("enter_plan_mode");
-    list.append(el("dt", {}, "Plan mode"), el("dd", {}, on ? "on (exit_plan_mode is offered, enter_plan_mode is not)" : "off (enter_plan_mode is offered)"));
+    list.append(el("dt", {}, t("plan_mode")), el("dd", {}, on ? t("plan_on") : t("plan_off")));
   }
 
   const todos = latestTodos(request.messages);
@@ -292,19 +308,19 @@ function renderState(request, previousRequest) {
     const marks = { completed: "☑", in_progress: "◐", pending: "☐" };
     for (const todo of todos) {
       const status = String(todo.status);
-      items.append(el("li", { class: `todo ${status}` },
+      items.append(el("li", { class: `todo ${status}`, lang: "en" },
         el("span", { class: "todo-mark", "aria-hidden": "true" }, marks[status] || "•"),
         ` ${status === "in_progress" && todo.activeForm ? todo.activeForm : todo.content} `,
         el("span", { class: "tag" }, status)));
     }
-    list.append(el("dt", {}, "Todo list (the last todo_write that succeeded)"), el("dd", {}, items));
+    list.append(el("dt", {}, t("todo_list")), el("dd", {}, items));
   }
 
   const systemChanged = previousRequest && JSON.stringify(previousRequest.system) !== JSON.stringify(request.system);
   const system = typeof request.system === "string" ? request.system : JSON.stringify(request.system, null, 2);
-  const details = el("details", {}, el("summary", {}, systemChanged ? "System prompt (changed since the last call)" : "System prompt"), el("pre", {}, system));
-  list.append(el("dt", {}, "Model and limits"), el("dd", {}, `${request.model}, max_tokens ${request.max_tokens}`));
-  list.append(el("dt", {}, "System"), el("dd", {}, details));
+  const details = el("details", {}, el("summary", {}, t(systemChanged ? "system_prompt_changed" : "system_prompt")), el("pre", { lang: "en" }, system));
+  list.append(el("dt", {}, t("model_and_limits")), el("dd", { lang: "en" }, `${request.model}, max_tokens ${request.max_tokens}`));
+  list.append(el("dt", {}, t("system")), el("dd", {}, details));
   return list;
 }
 
@@ -317,24 +333,24 @@ function renderStep(calls, steps, step) {
   const events = (steps[step] && steps[step].events) || {};
 
   const sent = el("section", { class: "sent", "aria-labelledby": "sent-title" },
-    el("h4", { id: "sent-title" }, `Sent: ${messages.length} message${messages.length === 1 ? "" : "s"}`));
+    el("h4", { id: "sent-title" }, t("sent", { n: messages.length })));
   // Messages sent before, unchanged, fold away: what is new stays in view.
   const firstNew = marks.findIndex((blockMarks) => blockMarks.some(Boolean));
   const foldUpTo = firstNew === -1 ? messages.length : firstNew;
   if (foldUpTo > 0) {
     const fold = el("details", { class: "earlier" },
-      el("summary", {}, `${foldUpTo} earlier message${foldUpTo === 1 ? "" : "s"}, sent in the last call too`));
+      el("summary", {}, t("earlier", { n: foldUpTo })));
     for (let i = 0; i < foldUpTo; i++) fold.append(renderMessage(messages[i], marks[i], names));
     sent.append(fold);
   }
   for (let i = foldUpTo; i < messages.length; i++) sent.append(renderMessage(messages[i], marks[i], names));
 
   const received = el("section", { class: "received", "aria-labelledby": "received-title" },
-    el("h4", { id: "received-title" }, `Received: stop_reason ${response.stop_reason}`),
+    el("h4", { id: "received-title" }, t("received", { stop: response.stop_reason })),
     renderMessage({ role: "assistant", content: response.content || [] }, (response.content || []).map(() => false), names, events));
 
   const state = el("section", { class: "session-state", "aria-labelledby": "state-title" },
-    el("h4", { id: "state-title" }, "Session state, as the request shows it"), renderState(request, previous));
+    el("h4", { id: "state-title" }, t("session_state")), renderState(request, previous));
 
   return [sent, received, state];
 }
@@ -370,7 +386,7 @@ function setUpPlayer() {
 
   function go(to, byUser) {
     step = Math.max(0, Math.min(calls.length - 1, to));
-    counter.textContent = `Step ${step + 1} of ${calls.length}`;
+    counter.textContent = t("step_counter", { step: step + 1, steps: calls.length });
     caption.textContent = (steps[step] && steps[step].caption) || "";
     setUsable(previousButton, step > 0);
     setUsable(nextButton, step < calls.length - 1);
@@ -424,7 +440,22 @@ function setUpScrollingBlocks() {
   document.addEventListener("DOMContentLoaded", update);  // after the tabs have shown a panel
 }
 
+// ---- the language switch ---------------------------------------------------------
+// A plain link to the same page in the other language. On the way there it takes the
+// address's #... along, so that the tab, the diff layout and the step stay as they are.
+
+function setUpLanguageSwitch() {
+  for (const link of document.querySelectorAll("a.language-switch")) {
+    const page = link.getAttribute("href").split("#")[0];
+    const follow = () => link.setAttribute("href", page + location.hash);
+    for (const event of ["click", "auxclick", "contextmenu", "focus", "pointerenter"]) {
+      link.addEventListener(event, follow);
+    }
+  }
+}
+
 // The parts that look elements up come before the tabs, which park the hidden panels.
+setUpLanguageSwitch();
 setUpPlayer();
 setUpScrollingBlocks();
 setUpDiffSwitches();
