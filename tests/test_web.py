@@ -388,7 +388,7 @@ def test_home_says_how_to_use_the_course_with_the_chapters_own_commands(site):
     assert commands == [
         run_it,
         f"diff -u {names[0]}/code.py {names[1]}/code.py",
-        f".venv/bin/python {names[0]}/code.py --script {names[0]}.jsonl",
+        f".venv/bin/python {names[0]}/code.py --script play/{names[0]}.trace.jsonl",
     ]
 
 
@@ -637,6 +637,7 @@ def shown_run(site, tmp_path_factory):
     checkout, temporary = tmp_path_factory.mktemp("checkout"), tmp_path_factory.mktemp("tmp")
     (checkout / name).symlink_to(ROOT / name)
     (checkout / ".venv").symlink_to(Path(sys.prefix))
+    (checkout / "play").mkdir()  # as in a clone
     started = time.time()
     process = subprocess.Popen(["bash", "-c", command], cwd=checkout, text=True,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -653,7 +654,8 @@ def test_the_shown_command_runs_as_printed_and_records_the_same_run(site, shown_
     out, names = site
     run = shown_run
     assert run.command.count(
-        f".venv/bin/python {run.name}/code.py --offline --trace {run.name}.jsonl") == 1
+        f".venv/bin/python {run.name}/code.py --offline --trace play/{run.name}.trace.jsonl"
+    ) == 1
     stdout, stderr = run.process.communicate(timeout=120)
     assert run.process.returncode == 0, stderr
     chapter = site_builder.find_chapters(ROOT)[names.index(run.name)]
@@ -663,7 +665,7 @@ def test_the_shown_command_runs_as_printed_and_records_the_same_run(site, shown_
                          page, re.S)
     assert html.unescape(terminal[1]) == run.command
     assert shown(stdout) == html.unescape(terminal[2])
-    assert shown((run.checkout / f"{run.name}.jsonl").read_text()) == (
+    assert shown((run.checkout / "play" / f"{run.name}.trace.jsonl").read_text()) == (
         out / "traces" / f"{run.name}.jsonl").read_text()
 
 

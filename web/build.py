@@ -82,6 +82,7 @@ DEFAULT_OUT = WEB / "dist"
 RUN_TIMEOUT = 120  # seconds one chapter's recorded run may take
 MARKER = ".course-site"  # a file that says "this folder is a build of the site"
 PYTHON = ".venv/bin/python"  # the Python of the commands shown, as the README gives them
+PLAY = "play"  # where the commands shown write a trace: the checkout's folder for them
 
 # What a recording shows instead of what belongs to the machine that built the site.
 SHOWN_TMPDIR = "$TMPDIR"  # the temporary folder the run's workdir was made in
@@ -206,7 +207,8 @@ STRINGS = {
                       "temporary\nfolder reads <code>{tmpdir}</code>, a random part of a name "
                       "<code>xxxx</code>, a session id\n<code>{session}</code>, and the time a "
                       "test run took <code>{seconds}s</code>.\n"
-                      '<a href="{trace}" download>Download the trace</a> and replay it:\n'
+                      'The command writes its trace in <code>play/</code> (or <a href="{trace}" '
+                      'download="{saved}">download it</a> there); replay it:\n'
                       "<code>{replay}</code>",
         "calls_heading": "The model calls, one by one",
         "noscript": "The step player needs JavaScript. The chart, the numbers and the terminal\n"
@@ -379,7 +381,8 @@ STRINGS = {
                       "写作 <code>{tmpdir}</code>，\n名字里随机的部分写作 <code>xxxx</code>，"
                       "会话 id 写作 <code>{session}</code>，\n一次测试运行的用时写作 "
                       "<code>{seconds}s</code>。\n"
-                      '<a href="{trace}" download>下载 trace</a>，再回放：\n'
+                      '这条命令把 trace 写在 <code>play/</code> 里（也可以<a href="{trace}" '
+                      'download="{saved}">下载</a>到那里），再回放：\n'
                       "<code>{replay}</code>",
         "calls_heading": "逐次查看模型调用",
         "noscript": "逐步播放需要 JavaScript。下面的图表、数字和终端输出展示了整次运行。",
@@ -638,11 +641,16 @@ def run_process(script, args, stdin, cwd, env, timeout):
 
 def shown_command(chapter, prompt, answers):
     """The command of the recording, as a learner runs it from the repository root."""
-    command = (f"{PYTHON} {chapter.name}/code.py --offline --trace {chapter.name}.jsonl "
+    command = (f"{PYTHON} {chapter.name}/code.py --offline --trace {trace_path(chapter.name)} "
                f"{quote(prompt)}")
     if answers:
         command = f"printf {quote(''.join(a + chr(10) for a in answers))} | {command}"
     return command
+
+
+def trace_path(name):
+    """Where the shown command of chapter `name` writes its trace, from the repository root."""
+    return f"{PLAY}/{name}.trace.jsonl"
 
 
 def record_run(chapter, launch=run_process, temp_root=None):
@@ -655,9 +663,10 @@ def record_run(chapter, launch=run_process, temp_root=None):
     """
     prompt, answers = prompt_and_answers(chapter)
     piped = "".join(answer + "\n" for answer in answers)  # one line for each question
-    trace_name = f"{chapter.name}.jsonl"
+    trace_name = trace_path(chapter.name)
     with tempfile.TemporaryDirectory(prefix=f"site-{chapter.name}-", dir=temp_root) as temporary:
         folder = Path(temporary)
+        (folder / PLAY).mkdir()  # as in a clone, where play/ holds its README.md
         started = time.time()
         try:
             process = launch(
@@ -1715,11 +1724,13 @@ def run_view(chapter, lang):
     )
     answers = (say(lang, "recorded_answers", answers=say(lang, "list_separator").join(
         f'<code{en}>{html.escape(a)}</code>' for a in run.answers)) if run.answers else "")
-    replay = f"{PYTHON} {chapter.name}/code.py --script {chapter.name}.jsonl {quote(run.prompt)}"
+    replay = (f"{PYTHON} {chapter.name}/code.py --script {trace_path(chapter.name)} "
+              f"{quote(run.prompt)}")
     if run.answers:
         replay = f"printf {quote(''.join(a + chr(10) for a in run.answers))} | {replay}"
     note = say(lang, "shown_note", tmpdir=SHOWN_TMPDIR, session=SHOWN_SESSION_ID,
                seconds=SHOWN_SECONDS, trace=f"{UP[lang]}traces/{chapter.name}.jsonl",
+               saved=Path(trace_path(chapter.name)).name,
                replay=html.escape(replay))
     return f"""
 <p>{say(lang, "recorded", calls=say(lang, "n_model_calls", n=calls), answers=answers)}</p>
@@ -1812,7 +1823,7 @@ def how_to_use(chapters, lang):
     run = first.run_command or f"{PYTHON} {first.name}/code.py --offline"
     command = f"diff -u {first.name}/code.py {second.name}/code.py" if second else ""
     diff = f"<li>{say(lang, 'how_diff', command=command)}</li>" if second else ""
-    replay = f"{PYTHON} {first.name}/code.py --script {first.name}.jsonl"
+    replay = f"{PYTHON} {first.name}/code.py --script {trace_path(first.name)}"
     items = f"""<li>{say(lang, "how_run", command=html.escape(run))}</li>
 <li>{say(lang, "how_read")}</li>
 {diff}
