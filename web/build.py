@@ -143,7 +143,8 @@ STRINGS = {
                     "changed.",
         "how_replay": "<strong>Replay a run</strong>: the <em>Run</em> tab steps through a run "
                       "recorded when this\nsite was built, call by call, with what the user "
-                      "answered. Download its trace and play it\nagain: <code>{command}</code>.",
+                      "answered. The Run tab's command saves its trace, and this plays\n"
+                      "it again: <code>{command}</code>.",
         "chapters_heading": "The chapters",
         "card_stats": '<span class="plus">+{added}</span> <span class="minus">−{removed}</span> '
                       "lines against {previous}",
@@ -321,8 +322,9 @@ STRINGS = {
                     '<a href="compare.html">对比</a>；或者 <code>{command}</code>。'
                     "diff 就是讲义：一个新概念，以及它改了什么。",
         "how_replay": "<strong>回放一次运行</strong>：<em>运行</em>标签页一步一步展示构建本站时"
-                      "录下的一次运行，\n每次调用模型一步，连同用户的回答。下载它的 trace，"
-                      "再放一遍：\n<code>{command}</code>。",
+                      "录下的一次运行，\n每次调用模型一步，连同用户的回答。"
+                      "运行标签页上的命令会存下它的 trace，\n"
+                      "这条命令再放一遍：<code>{command}</code>。",
         "chapters_heading": "各章",
         "card_stats": '相对 {previous}：<span class="plus">+{added}</span> '
                       '<span class="minus">−{removed}</span> 行',
