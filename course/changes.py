@@ -250,22 +250,50 @@ def what_changed(name, root=ROOT):
 # ---- as markdown ------------------------------------------------------------------------------
 
 
-def names(items, style="`{}`"):
-    return ", ".join(style.format(item) for item in items)
+# The words of a lesson's table, in each language a lesson is written in (the Chinese lessons,
+# sNN_x/README.zh-CN.md, hold the Chinese table; tests/test_lessons_zh.py checks it).
+WORDS = {
+    "en": {
+        "header": "| section | lines | functions, classes, constants and tools |",
+        PREAMBLE: PREAMBLE, "new": "new", "changed": "changed", "removed": "removed",
+        "tool": "tool", "tools": "tools", "tools_of": "{status} {tools} {names}",
+        "comma": ", ", "semicolon": "; ",
+        "status": " ({status})",
+        "summary": "{lines} lines: +{added} −{removed} against {previous}; the other {carried} "
+                   "sections are carried over unchanged.",
+        "first": "{lines} lines, all new: the first chapter.",
+    },
+    "zh-CN": {
+        "header": "| 节 | 行数 | 函数、类、常量和工具 |",
+        PREAMBLE: "文档字符串和 import", "new": "新增", "changed": "修改", "removed": "删除",
+        "tool": "工具", "tools": "工具", "tools_of": "{status}{tools} {names}",
+        "comma": "、", "semicolon": "；",
+        "status": "（{status}）",
+        "summary": "共 {lines} 行：相对 {previous} +{added} −{removed}；"
+                   "其余 {carried} 节原样沿用。",
+        "first": "共 {lines} 行，全部是新的：这是第一章。",
+    },
+}
 
 
-def what_cell(change):
-    """'new `a`, `b`; changed `c`; tool `bash` new' for one section."""
-    pieces = []
+def names(items, style="`{}`", comma=", "):
+    return comma.join(style.format(item) for item in items)
+
+
+def what_cell(change, lang="en"):
+    """'new `a`, `b`; changed `c`; new tool `bash`' for one section."""
+    words, pieces = WORDS[lang], []
     for status in ("new", "changed", "removed"):
         if change.functions.get(status):
-            pieces.append(f"{status} {names(change.functions[status])}")
+            listed = names(change.functions[status], comma=words["comma"])
+            pieces.append(f"{words[status]} {listed}")
     for status in ("new", "changed", "removed"):
         tools = change.tools.get(status)
         if tools:
-            pieces.append(f"{status} tool{'s' if len(tools) > 1 else ''} "
-                          f"{names(tools)}")
-    return "; ".join(pieces)
+            pieces.append(words["tools_of"].format(
+                status=words[status], tools=words["tools" if len(tools) > 1 else "tool"],
+                names=names(tools, comma=words["comma"])))
+    return words["semicolon"].join(pieces)
 
 
 def lines_cell(change):
@@ -276,22 +304,26 @@ def lines_cell(change):
     return f"+{change.added} −{change.removed}"
 
 
-def lesson_table(changes):
-    """The markdown between the markers: one row per section that is new, changed or removed."""
-    rows = ["| section | lines | functions, classes, constants and tools |", "| --- | --- | --- |"]
+def lesson_table(changes, lang="en"):
+    """The markdown between the markers: one row per section that is new, changed or removed,
+    in the words of `lang` (the names of sections, functions and tools stay as in code.py)."""
+    words = WORDS[lang]
+    rows = [words["header"], "| --- | --- | --- |"]
     for change in changes.sections:
         title = change.name.split(":")[0]  # "THE HARNESS: what keeps it safe ..." is long
-        if change.name != PREAMBLE and change.status != "removed":
+        if change.name == PREAMBLE:
+            title = words[PREAMBLE]
+        elif change.status != "removed":
             title = f"[{title}](code.py#L{change.line})"
         if change.status != "changed" and changes.previous:
-            title += f" ({change.status})"
-        rows.append(f"| {title} | {lines_cell(change)} | {what_cell(change)} |")
+            title += words["status"].format(status=words[change.status])
+        rows.append(f"| {title} | {lines_cell(change)} | {what_cell(change, lang)} |")
     if changes.previous:
-        summary = (f"{changes.lines} lines: +{changes.added} −{changes.removed} against "
-                   f"{changes.previous}; the other {changes.carried} sections are carried over "
-                   "unchanged.")
+        summary = words["summary"].format(lines=changes.lines, added=changes.added,
+                                          removed=changes.removed, previous=changes.previous,
+                                          carried=changes.carried)
     else:
-        summary = f"{changes.lines} lines, all new: the first chapter."
+        summary = words["first"].format(lines=changes.lines)
     return "\n".join(rows) + "\n\n" + summary
 
 

@@ -7,7 +7,7 @@ PAGE is a chapter (s02_tools) or README (the top one); with none, every translat
 
   (no option)       For each Chinese page, from its English page: copies every code block that
                     differs (quotes, commands, transcripts: the Chinese keeps the English ones),
-                    rewrites the generated table (the top README: its Chinese chapter table),
+                    rewrites the generated table in Chinese (the top README: its chapter table),
                     puts the language links in both pages, and adds an English section the
                     Chinese lacks, untranslated and marked `new`. Then it names each section
                     whose English prose changed since it was translated, with what changed in

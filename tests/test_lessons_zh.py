@@ -288,7 +288,8 @@ def expected_table(name, root=ROOT):
     """(begin marker, end marker, the table) the Chinese page must hold."""
     if name == "README":
         return changes.README_BEGIN, changes.README_END, zh_readme_table(root)
-    return changes.BEGIN, changes.END, changes.lesson_table(changes.what_changed(name, root))
+    return changes.BEGIN, changes.END, changes.lesson_table(changes.what_changed(name, root),
+                                                            LANGUAGE)
 
 
 def language_line(text):
@@ -401,6 +402,44 @@ def test_the_generated_table_is_the_one_the_code_gives(name):
     # To rewrite it: .venv/bin/python tests/sync_zh.py name
     begin, end, table = expected_table(name)
     assert changes.between(read(name, LANGUAGE), begin, end) == table
+
+
+def test_a_lesson_table_reads_in_the_language_of_its_lesson():
+    shared = dict(previous="s01_loop", lines=1203, added=228, removed=19, carried=8)
+    sections = [
+        changes.SectionChange(changes.PREAMBLE, "changed", 1, 22, 19),
+        changes.SectionChange("THE FILE TOOLS", "new", 231, 193, 0,
+                              functions={"new": ["read_file", "write_file"]},
+                              tools={"new": ["read_file", "glob"]}),
+        changes.SectionChange("TOOL RESULTS AND INPUT CHECKS", "changed", 518, 13, 0,
+                              functions={"removed": ["bash_input_problem"]},
+                              tools={"changed": ["bash"]}),
+    ]
+    found = changes.Changes("s02_tools", sections=sections, **shared)
+    assert changes.lesson_table(found, LANGUAGE) == "\n".join([
+        "| 节 | 行数 | 函数、类、常量和工具 |",
+        "| --- | --- | --- |",
+        "| 文档字符串和 import | +22 −19 |  |",
+        "| [THE FILE TOOLS](code.py#L231)（新增） | +193 "
+        "| 新增 `read_file`、`write_file`；新增工具 `read_file`、`glob` |",
+        "| [TOOL RESULTS AND INPUT CHECKS](code.py#L518) | +13 "
+        "| 删除 `bash_input_problem`；修改工具 `bash` |",
+        "",
+        "共 1203 行：相对 s01_loop +228 −19；其余 8 节原样沿用。",
+    ])
+    assert changes.lesson_table(found) == "\n".join([
+        "| section | lines | functions, classes, constants and tools |",
+        "| --- | --- | --- |",
+        "| docstring and imports | +22 −19 |  |",
+        "| [THE FILE TOOLS](code.py#L231) (new) | +193 "
+        "| new `read_file`, `write_file`; new tools `read_file`, `glob` |",
+        "| [TOOL RESULTS AND INPUT CHECKS](code.py#L518) | +13 "
+        "| removed `bash_input_problem`; changed tool `bash` |",
+        "",
+        "1203 lines: +228 −19 against s01_loop; the other 8 sections are carried over unchanged.",
+    ])
+    first = changes.Changes("s01_loop", None, 952, 952, 0, sections=[], carried=0)
+    assert changes.lesson_table(first, LANGUAGE).endswith("\n\n共 952 行，全部是新的：这是第一章。")
 
 
 @pytest.mark.parametrize("name", TRANSLATED_LESSONS)
