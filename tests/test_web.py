@@ -1089,31 +1089,37 @@ def test_browser_every_chapter_its_tabs_and_its_run(site, visit, tmp_path):
     visit.assert_clean()
 
 
+def step_counter(lang, step, steps):
+    """The player's "Step 2 of 5", in the page's language (the build's own table)."""
+    return site_builder.STRINGS[lang]["script"]["step_counter"].format(step=step, steps=steps)
+
+
 @pytest.mark.browser
-def test_browser_the_player_keeps_the_focus_and_the_address_keeps_the_step(site, visit):
+@pytest.mark.parametrize("lang", ["en", ZH])
+def test_browser_the_player_keeps_the_focus_and_the_address_keeps_the_step(site, visit, lang):
     from playwright.sync_api import expect
 
     out, names = site
-    name = names[-1]
-    steps = len(run_data(out, name)["calls"])
-    page = visit.open(f"{name}.html#step-{steps - 1}")
+    name, folder = names[-1], site_builder.SUBFOLDER[lang]
+    steps = len(run_data(out / folder, name)["calls"])
+    page = visit.open(f"{folder}{name}.html#step-{steps - 1}")
     assert visible_panels(page) == ["run"]
-    assert page.inner_text("#step-counter") == f"Step {steps - 1} of {steps}"
+    assert page.inner_text("#step-counter") == step_counter(lang, steps - 1, steps)
     page.focus("#step-next")
     page.keyboard.press("Enter")  # to the last step: Next can no longer be used ...
     assert unusable(page, "#step-next")
     assert page.evaluate("document.activeElement.id") == "step-next"  # ... but keeps the focus
     page.keyboard.press("Enter")
-    assert page.inner_text("#step-counter") == f"Step {steps} of {steps}"
+    assert page.inner_text("#step-counter") == step_counter(lang, steps, steps)
     assert page.evaluate("location.hash") == f"#step-{steps}"
     page.reload()
-    assert page.inner_text("#step-counter") == f"Step {steps} of {steps}"
+    assert page.inner_text("#step-counter") == step_counter(lang, steps, steps)
     page.focus("#step-2")  # a bar of the chart beside the buttons: a button, by keyboard
     page.keyboard.press("Enter")
-    assert page.inner_text("#step-counter") == f"Step 2 of {steps}"
+    assert page.inner_text("#step-counter") == step_counter(lang, 2, steps)
     assert page.get_attribute("#step-2", "aria-current") == "step"
     page.click('.chart a.bar[href="#step-3"]')  # the big chart's bars are links to the steps
-    expect(page.locator("#step-counter")).to_have_text(f"Step 3 of {steps}")  # on hashchange
+    expect(page.locator("#step-counter")).to_have_text(step_counter(lang, 3, steps))
 
     page.click("#tab-diff")
     page.click("button[data-view=diff-split]")
@@ -1126,26 +1132,28 @@ def test_browser_the_player_keeps_the_focus_and_the_address_keeps_the_step(site,
 
 
 @pytest.mark.browser
-def test_browser_captions_answers_and_the_plan_show_in_the_player(site, visit):
+@pytest.mark.parametrize("lang", ["en", ZH])
+def test_browser_captions_answers_and_the_plan_show_in_the_player(site, visit, lang):
     """Where the user answers in the terminal (s03's permission, s06's plan), the player shows
     the caption, the question and the answer, and the plan as Markdown."""
     out, names = site
+    folder, words = site_builder.SUBFOLDER[lang], site_builder.STRINGS[lang]
     shown = 0
     for name in names:
-        data = run_data(out, name)
+        data = run_data(out / folder, name)
         for number, step in enumerate(data["steps"], 1):
             if not step["events"]:
                 continue
-            page = visit.open(f"{name}.html#step-{number}")
+            page = visit.open(f"{folder}{name}.html#step-{number}")
             assert page.inner_text("#step-caption") == step["caption"]
-            assert "the user answered" in step["caption"]
+            assert words["answered"].split("{")[0] in step["caption"]
             events = [event for found in step["events"].values() for event in found]
             blocks = page.locator("#step-view .received .user-event")
             assert blocks.count() == len(events)
             for index, event in enumerate(events):
                 text = blocks.nth(index).inner_text()
                 assert event["question"].splitlines()[0] in text
-                assert text.endswith(f"The user answered: {event['answer']}")
+                assert text.endswith(f"{words['script']['answered']}{event['answer']}")
             shown += 1
             plans = [block for block in data["calls"][number - 1]["response"]["content"]
                      if block.get("name") == "exit_plan_mode"]
@@ -1161,9 +1169,10 @@ def test_browser_captions_answers_and_the_plan_show_in_the_player(site, visit):
 
 
 @pytest.mark.browser
-def test_browser_a_chapter_at_desktop_and_phone_width(site, visit):
+@pytest.mark.parametrize("lang", ["en", ZH])
+def test_browser_a_chapter_at_desktop_and_phone_width(site, visit, lang):
     out, names = site
-    page = visit.open(f"{names[-1]}.html#run")
+    page = visit.open(f"{site_builder.SUBFOLDER[lang]}{names[-1]}.html#run")
     page.click("#step-next")
     page.set_viewport_size({"width": 390, "height": 844})
     for view in ("run", "code", "diff", "diff-split", "lesson"):
