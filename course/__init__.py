@@ -3,6 +3,7 @@
 The chapters never import this package: each sNN_*/code.py stays self-contained.
 
     CHAPTERS, ROOT                      the chapter folders, in order, and the repository
+    PLAY                                the checkout's folder for the learner's copies and traces
     sections(source)                    the banner grammar of code.py: [(title, chapter, text)]
     section_map(name)                   the same as {title: ((kind, chapter), text)}, by chapter
     section_above(lines, index)         the title of the section holding a line (diff hunk headers)
@@ -16,6 +17,7 @@ course.changes (imported on its own): what changed from one chapter to the next,
 from course.chapters import (
     CHAPTERS,
     LIVE_VARIABLES,
+    PLAY,
     ROOT,
     ScenarioError,
     offline_environment,
@@ -28,6 +30,7 @@ from course.chapters import (
 __all__ = [
     "CHAPTERS",
     "LIVE_VARIABLES",
+    "PLAY",
     "ROOT",
     "ScenarioError",
     "offline_environment",

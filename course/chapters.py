@@ -14,6 +14,9 @@ CHAPTERS = [
     "s05_todo_write",
     "s06_plan_mode",
 ]
+# The checkout's folder for the learner's copies of a workspace and the traces they record
+# (git ignores it but its README.md): the lessons' commands and the site's Run tab use it.
+PLAY = "play"
 
 # ---- the banner grammar ---------------------------------------------------------------------
 # A section of code.py starts at a banner, either three lines

@@ -23,6 +23,8 @@ from course.chapters import CHAPTERS, ROOT
 LANGUAGE = "zh-CN"
 TRANSLATION = f"README.{LANGUAGE}.md"  # beside each README.md
 GLOSSARY = f"GLOSSARY.{LANGUAGE}.md"  # at the top: the Chinese of the recurring terms
+LANGUAGES = ("en", LANGUAGE)
+SITE_FOLDER = {"en": "", LANGUAGE: f"{LANGUAGE}/"}  # where web/build.py puts each one's pages
 
 # The line after the title: the page's own language in bold, a link to the other one.
 LANGUAGE_LINES = {

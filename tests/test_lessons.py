@@ -38,6 +38,7 @@ from types import SimpleNamespace
 
 import pytest
 
+import course
 from course import changes, read_scenario
 from course.translations import is_language_line
 from support import PRESENT, ROOT, clean_env, loopback_messages_api, message_json, shared_runner
@@ -592,7 +593,7 @@ def normalize(text, scratch=None):
 
 CHAPTER_SCRIPT = re.compile(r"(?P<name>s\d\d_\w+)/code\.py")
 VALUED = {"--script", "--trace", "--workdir", "--mode"}
-PLAY = "play/"  # the folder of the checkout where the lessons put the learner's copies
+PLAY = f"{course.PLAY}/"  # a word of a command that starts so: one of the learner's copies
 
 
 def script_options(path):

@@ -62,12 +62,19 @@ from pygments.util import ClassNotFound
 # repository root, which is not on sys.path when this runs as `python web/build.py`.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from course import (  # noqa: E402  (after the sys.path line above, which it needs)
+    PLAY,
     ScenarioError,
     offline_environment,
     read_scenario,
     section_above,
 )
-from course.translations import LANGUAGE, TRANSLATION, is_language_line  # noqa: E402
+from course.translations import (  # noqa: E402
+    LANGUAGE,
+    LANGUAGES,
+    SITE_FOLDER,
+    TRANSLATION,
+    is_language_line,
+)
 from course.translations import MARKER as TRANSLATION_MARKER  # noqa: E402
 
 # ======================================================================
@@ -82,7 +89,6 @@ DEFAULT_OUT = WEB / "dist"
 RUN_TIMEOUT = 120  # seconds one chapter's recorded run may take
 MARKER = ".course-site"  # a file that says "this folder is a build of the site"
 PYTHON = ".venv/bin/python"  # the Python of the commands shown, as the README gives them
-PLAY = "play"  # where the commands shown write a trace: the checkout's folder for them
 
 # What a recording shows instead of what belongs to the machine that built the site.
 SHOWN_TMPDIR = "$TMPDIR"  # the temporary folder the run's workdir was made in
@@ -110,8 +116,7 @@ class BuildError(Exception):
 # STRINGS[lang]["script"] is what site.js shows, embedded in each page as JSON.
 
 ZH = LANGUAGE  # "zh-CN", from course.translations
-LANGUAGES = ("en", ZH)
-SUBFOLDER = {"en": "", ZH: f"{ZH}/"}  # where a language's pages go in the build
+SUBFOLDER = SITE_FOLDER  # where a language's pages go in the build: "", "zh-CN/"
 UP = {"en": "", ZH: "../"}  # from a language's pages to the shared files: assets/, traces/...
 LESSON_FILE = {"en": "README.md", ZH: TRANSLATION}
 

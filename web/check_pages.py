@@ -30,13 +30,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 WEB = Path(__file__).resolve().parent
+# The course package (where each language's pages go) sits at the repository root, which is not
+# on sys.path when this runs as `python web/check_pages.py`.
+sys.path.insert(0, str(WEB.parent))
+from course.translations import SITE_FOLDER  # noqa: E402  (after the sys.path line above)
+
 DEFAULT_OUT = WEB / "dist"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 BLOCKING = ("serious", "critical")  # the impacts that fail the check
 KINDS = ("home", "chapter", "compare", "diff")
-SUBFOLDER = {"en": "", "zh-CN": "zh-CN/"}  # where build.py puts each language's pages
+SUBFOLDER = SITE_FOLDER  # where build.py puts each language's pages: "", "zh-CN/"
 
 
 def kind_of(name):
