@@ -1,0 +1,5 @@
+import sys
+
+from course.stages import main
+
+sys.exit(main())
