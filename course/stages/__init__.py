@@ -15,6 +15,7 @@ answers and record), and the exchanges run side by side. Several checks judge on
 It needs only the chapters' own install: the standard library, and the SDK in the program.
 """
 
+import itertools
 import json
 import os
 import shutil
@@ -35,6 +36,7 @@ MODEL = "stage-model"
 KEY = "sk-ant-stage-checker-not-a-key"
 TIMEOUT = 30  # seconds one exchange may take
 WORKERS = 4  # exchanges side by side (each mostly waits for `import anthropic`)
+LANES = itertools.count(1)  # each exchange's lane on the server has its own name
 
 
 def command(label, path="build/agent.py"):
@@ -139,8 +141,8 @@ class Outcome:
         """A tool_use of the script, shown: bash {"command": "ls"}."""
         for block in self.exchange.replies[reply - 1]:
             if block.get("id") == tool_id:
-                text = json.dumps(block["input"]).replace("{root}", str(self.root))
-                return f"{block['name']} {text}"
+                shown = json.dumps(block["input"]).replace("{root}", "<workdir>/..")
+                return f"{block['name']} {cut(shown, 80)}"
         raise KeyError(tool_id)
 
     def tools(self, number):
@@ -238,8 +240,9 @@ def judge(check, outcome):
     """None if the check passes, else its message (a few sentences)."""
     try:
         check.judge(outcome)
-    except Fail as failure:
-        return str(failure)
+    except Fail as failure:  # the workdir is gone when this is read: name it, not its path
+        return str(failure).replace(str(outcome.workdir), "<workdir>").replace(
+            str(outcome.root), "<workdir>/..")
     except Exception as error:  # a request of an unexpected shape: say so, do not crash
         return (f"The checker could not read what your program sent ({type(error).__name__}: "
                 f"{error}). {outcome.ending()}")
@@ -256,17 +259,23 @@ def selected(stage, only=False, names=None):
 
 def run_checks(checks, path, launch=subprocess_launch, api=None):
     """Run the exchanges these checks need, side by side; [(check, message or None)]."""
+    return run_many([(path, checks)], launch, api)[0]
+
+
+def run_many(jobs, launch=subprocess_launch, api=None):
+    """[(path, checks)] -> one [(check, message or None)] per job: every exchange of every
+    job side by side, on one server (the tests check many programs at once)."""
     own = api is None
     api = api or MessagesAPI()
-    exchanges = list(dict.fromkeys(check.exchange for check in checks))
+    runs = [(Path(path).resolve(), exchange) for path, checks in jobs
+            for exchange in dict.fromkeys(check.exchange for check in checks)]
     try:
         with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-            futures = [pool.submit(run_exchange, api, exchange, Path(path).resolve(), launch,
-                                   number)
-                       for number, exchange in enumerate(exchanges)]
-            outcomes = {exchange: future.result() for exchange, future in zip(
-                exchanges, futures, strict=True)}
-        results = [(check, judge(check, outcomes[check.exchange])) for check in checks]
+            futures = {run: pool.submit(run_exchange, api, run[1], run[0], launch, next(LANES))
+                       for run in runs}
+            outcomes = {run: future.result() for run, future in futures.items()}
+        results = [[(check, judge(check, outcomes[Path(path).resolve(), check.exchange]))
+                    for check in checks] for path, checks in jobs]
         for outcome in outcomes.values():
             shutil.rmtree(outcome.root, ignore_errors=True)
         return results
@@ -336,7 +345,8 @@ def main(argv=None):
     if not Path(options.path).is_file():
         parser.error(f"{options.path}: no such file")
     started = time.monotonic()
-    results = run_checks(selected(options.stage, options.only), options.path)
+    results = run_checks(selected(options.stage, options.only), options.path,
+                         launch=subprocess_launch)
     seconds = time.monotonic() - started
     passed = all(failure is None for _, failure in results)
     if options.json:

@@ -100,14 +100,18 @@ def _(run):
                                      "content": plain_blocks(run.exchange.replies[number - 2])}]
         if plain(now)[:len(expected)] != expected:
             raise Fail(f"Request {number} sends {len(now)} message(s), starting "
-                       f"{cut(json.dumps(now), 120)}; it should start with all "
-                       f"{len(before)} of request {number - 1}, then reply {number - 1} as "
-                       "the assistant turn, as it came.")
+                       f"{cut(json.dumps(now), 120)}; it should start with the "
+                       f"{len(before)} message(s) of request {number - 1}, then reply "
+                       f"{number - 1} as the assistant turn, as it came.")
 
 
 @check("s01", "failing_command", LOOP, "a failing command does not end the loop")
 def _(run):
-    run.request(3)
+    if len(run.requests) < 3:
+        raise Fail(f"After reply 1 (whose second command exits 37), your program sent "
+                   f"{len(run.requests) - 1} more request(s) instead of 2: a failing "
+                   f"command's output goes back to the model, and the loop goes on. "
+                   f"{run.ending()}")
 
 
 @check("s01", "final_text", LOOP, "the final text is printed, and the program exits 0")
@@ -389,6 +393,10 @@ def _(run):
 
 @check("s04", "stop_hook", HOOKED, "a Stop hook that exits 2 sends the model back to work")
 def _(run):
+    if len(run.requests) < 3:
+        raise Fail("After reply 2 ended the turn, the Stop hook exited 2; your program "
+                   f"should have sent request 3, with the hook's stderr, but it sent "
+                   f"{len(run.requests)} requests. {run.ending()}")
     turn = run.turn_after(2)
     if "STOP-HOOK: run the tests first" not in json.dumps(turn):
         raise Fail("After reply 2 ended the turn, the Stop hook exited 2; request 3 should "

@@ -1,0 +1,244 @@
+"""An agent written from the lessons' "Build it yourself" sections alone (not from code.py).
+
+It passes all six stages of the checker (tests/test_stages.py). tests/stage_programs/mistakes.py
+edits it, one learner's mistake at a time, into programs that each fail one check.
+"""
+
+import fnmatch
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import anthropic
+
+client = anthropic.Anthropic()
+MODEL = os.environ.get("MODEL_ID", "claude-sonnet-5-5")
+WORKDIR = Path.cwd().resolve()
+PLAN_FLAG = "--plan" in sys.argv[1:]
+PROMPT = [arg for arg in sys.argv[1:] if arg != "--plan"][-1]
+SETTINGS_FILE = WORKDIR / ".agent" / "settings.json"
+SETTINGS = json.loads(SETTINGS_FILE.read_text()) if SETTINGS_FILE.exists() else {}
+READ_ONLY = {"ls", "cat", "pwd", "head", "tail", "wc", "grep"}
+STATUSES = ("pending", "in_progress", "completed")
+
+
+class ToolError(Exception):
+    pass
+
+
+def tool(name, description, properties, required):
+    return {"name": name, "description": description,
+            "input_schema": {"type": "object", "properties": properties, "required": required}}
+
+
+S = {"type": "string"}
+TOOLS = [
+    tool("bash", "Run a shell command.", {"command": S}, ["command"]),
+    tool("read_file", "Read a file's lines.",
+         {"path": S, "offset": {"type": "integer"}, "limit": {"type": "integer"}}, ["path"]),
+    tool("write_file", "Write a whole file.", {"path": S, "content": S}, ["path", "content"]),
+    tool("edit_file", "Replace old_string by new_string.",
+         {"path": S, "old_string": S, "new_string": S, "replace_all": {"type": "boolean"}},
+         ["path", "old_string", "new_string"]),
+    tool("glob", "Find files.", {"pattern": S}, ["pattern"]),
+    tool("todo_write", "Write the whole todo list.", {"todos": {"type": "array", "items": {
+        "type": "object", "properties": {"content": S, "status": {"enum": list(STATUSES)},
+                                         "activeForm": S}}}}, ["todos"]),
+    tool("exit_plan_mode", "Submit the plan.", {"plan": S}, ["plan"]),
+    tool("ask_user_question", "Ask the user.", {"questions": {"type": "array"}}, ["questions"]),
+]
+CHANGING = {"write_file", "edit_file"}
+state = {"plan_mode": PLAN_FLAG, "todos": []}
+
+
+def inside(path):
+    target = (WORKDIR / path).resolve()
+    if target != WORKDIR and WORKDIR not in target.parents:
+        raise ToolError(f"{path} is outside the workdir")
+    return target
+
+
+def bash(command):
+    run = subprocess.run(command, shell=True, cwd=WORKDIR, capture_output=True, text=True,
+                         timeout=60)
+    return f"{run.stdout}{run.stderr}[exit code {run.returncode}]"
+
+
+def read_file(path, offset=1, limit=2000):
+    lines = inside(path).read_text().splitlines()
+    chosen = lines[offset - 1:offset - 1 + limit]
+    return "\n".join(f"{number}\t{line}" for number, line in enumerate(chosen, offset))
+
+
+def write_file(path, content):
+    target = inside(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(content)
+    return f"wrote {path}"
+
+
+def edit_file(path, old_string, new_string, replace_all=False):
+    target = inside(path)
+    text = target.read_text()
+    count = text.count(old_string)
+    if count == 0 or (count > 1 and not replace_all):
+        raise ToolError(f"old_string occurs {count} times in {path}")
+    target.write_text(text.replace(old_string, new_string))
+    return f"edited {path}"
+
+
+def glob(pattern):
+    return "\n".join(sorted(str(path.relative_to(WORKDIR)) for path in WORKDIR.glob(pattern)))
+
+
+def todo_write(todos):
+    for item in todos:
+        if set(item) - {"content", "status", "activeForm"}:
+            raise ToolError("unknown field")
+        if item.get("status") not in STATUSES:
+            raise ToolError(f"bad status {item.get('status')!r}")
+        if not str(item.get("content", "")).strip():
+            raise ToolError("empty content")
+    if sum(item["status"] == "in_progress" for item in todos) > 1:
+        raise ToolError("at most one item may be in_progress")
+    state["todos"] = todos
+    return "\n".join(f"[{item['status']}] {item['content']}" for item in todos)
+
+
+def exit_plan_mode(plan):
+    print(plan)
+    answer = read("Approve this plan? [y] yes  [a] yes, accept edits  [n] no: ")
+    if answer not in ("y", "a"):
+        raise ToolError("The user rejected the plan. Plan mode stays on.")
+    plans = WORKDIR / ".agent" / "plans"
+    plans.mkdir(parents=True, exist_ok=True)
+    (plans / "plan.md").write_text(plan)
+    state["plan_mode"] = False
+    return "Approved. Plan mode is off."
+
+
+def ask_user_question(questions):
+    answers = []
+    for item in questions:
+        print(item["question"])
+        for number, option in enumerate(item["options"], 1):
+            print(f"  {number}. {option['label']}: {option['description']}")
+        answer = read("> ")
+        if answer.isdigit() and 1 <= int(answer) <= len(item["options"]):
+            answer = item["options"][int(answer) - 1]["label"]
+        answers.append(f"{item['question']} {answer}")
+    return "\n".join(answers)
+
+
+HANDLERS = {"bash": bash, "read_file": read_file, "write_file": write_file,
+            "edit_file": edit_file, "glob": glob, "todo_write": todo_write,
+            "exit_plan_mode": exit_plan_mode, "ask_user_question": ask_user_question}
+SUBJECT = {"bash": "command", "read_file": "path", "write_file": "path", "edit_file": "path",
+           "glob": "pattern"}
+
+
+def read(question):
+    try:
+        return input(question).strip().lower()
+    except EOFError:  # the end of input: no answer, which is a no
+        return ""
+
+
+def is_read_only(command):
+    if re.search(r"[;&|<>`$]", command):
+        return False
+    words = shlex.split(command)
+    return bool(words) and words[0] in READ_ONLY
+
+
+def rule_matches(rule, name, tool_input):
+    match = re.fullmatch(r"(\w+)(?:\((.*)\))?", rule)
+    if not match or match[1] != name:
+        return False
+    return match[2] is None or fnmatch.fnmatchcase(tool_input.get(SUBJECT.get(name), ""),
+                                                   match[2])
+
+
+def permitted(name, tool_input):
+    rules = SETTINGS.get("permissions", {})
+    subject = tool_input.get(SUBJECT.get(name, ""), "")
+    if any(rule_matches(rule, name, tool_input) for rule in rules.get("deny", [])):
+        raise ToolError(f"denied by a rule in .agent/settings.json: {name} {subject}")
+    if state["plan_mode"] and (name in CHANGING or name == "bash" and not is_read_only(subject)):
+        raise ToolError("Plan mode is on: read and plan only.")
+    if any(rule_matches(rule, name, tool_input) for rule in rules.get("allow", [])):
+        return
+    if name in CHANGING or (name == "bash" and not is_read_only(subject)):
+        if read(f"Allow {name} {subject}? [y/n] ") not in ("y", "yes"):
+            raise ToolError("The user said no.")
+
+
+def run_hooks(event, **details):
+    """(blocked, words): the first hook that exits 2 blocks; the others' contexts add up."""
+    words = []
+    for entry in SETTINGS.get("hooks", {}).get(event, []):
+        tool_name = details.get("tool_name")
+        if tool_name and not re.fullmatch(entry.get("matcher", "*").replace("*", ".*"),
+                                          tool_name):
+            continue
+        payload = json.dumps({"hook_event_name": event, "cwd": str(WORKDIR), **details})
+        run = subprocess.run(entry["command"], shell=True, cwd=WORKDIR, input=payload,
+                             capture_output=True, text=True, timeout=entry.get("timeout", 10))
+        if run.returncode == 2:
+            return True, run.stderr.strip()
+        if run.returncode == 0 and run.stdout.strip():
+            words.append(json.loads(run.stdout).get("context", ""))
+    return False, "\n".join(words)
+
+
+def run_tool(block):
+    name, tool_input = block.name, block.input
+    try:
+        if name not in HANDLERS:
+            raise ToolError(f"no tool named {name}")
+        blocked, words = run_hooks("PreToolUse", tool_name=name, tool_input=tool_input)
+        if blocked:
+            raise ToolError(f"Blocked by a PreToolUse hook: {words}")
+        permitted(name, tool_input)
+        content = HANDLERS[name](**tool_input)
+        blocked, words = run_hooks("PostToolUse", tool_name=name, tool_input=tool_input)
+        if words:
+            content += "\n" + words
+        return {"type": "tool_result", "tool_use_id": block.id, "content": content}
+    except (ToolError, OSError, TypeError, ValueError) as error:
+        return {"type": "tool_result", "tool_use_id": block.id, "content": str(error),
+                "is_error": True}
+
+
+messages = [{"role": "user", "content": PROMPT}]
+rounds_without_todo = 0
+sent_back = 0
+while True:
+    offered = [tool for tool in TOOLS if not (state["plan_mode"] and tool["name"] in CHANGING)]
+    response = client.messages.create(model=MODEL, max_tokens=8000, tools=offered,
+                                      messages=messages)
+    messages.append({"role": "assistant", "content": response.content})
+    if response.stop_reason != "tool_use":
+        blocked, words = run_hooks("Stop")
+        if blocked and sent_back < 3:
+            sent_back += 1
+            messages.append({"role": "user", "content": [{"type": "text", "text": words}]})
+            continue
+        break
+    uses = [block for block in response.content if block.type == "tool_use"]
+    results = [run_tool(block) for block in uses]
+    extra = []
+    if any(block.name == "todo_write" and not result.get("is_error")
+           for block, result in zip(uses, results, strict=True)):
+        rounds_without_todo = 0
+    else:
+        rounds_without_todo += 1
+    if rounds_without_todo >= 3:
+        extra = [{"type": "text", "text": "<reminder>Update your todos.</reminder>"}]
+        rounds_without_todo = 0
+    messages.append({"role": "user", "content": results + extra})
+print("".join(block.text for block in response.content if block.type == "text"))
