@@ -39,6 +39,7 @@ from types import SimpleNamespace
 import pytest
 
 import course
+import course.stages
 from course import changes, read_scenario
 from course.translations import is_language_line
 from support import PRESENT, ROOT, clean_env, loopback_messages_api, message_json, shared_runner
@@ -693,6 +694,8 @@ class Run:
             return None
         if words[:3] == [".venv/bin/python", "-m", "pytest"]:
             return self.pytest(command)
+        if words[:3] == [".venv/bin/python", "-m", "course.stages"]:
+            return self.stages(command, expected)
         if words[:2] == [".venv/bin/python", "web/build.py"]:
             options = [word.split("=")[0] for word in words[2:] if word.startswith("-")]
             missing = [option for option in options if option not in script_options(words[1])]
@@ -722,6 +725,24 @@ class Run:
                  and not re.fullmatch(r"\w+", word)]
         if not all((ROOT / path.split("::")[0]).exists() for path in paths):
             self.problem(command, f"no such test file: {paths}")
+
+    def stages(self, command, expected):
+        """The stage checker on the learner's build/agent.py, or on a chapter's code.py at its
+        own stage or one before: tests/test_stages.py runs the checks of every chapter at its
+        own stage (which holds every stage before it) and shows that they pass."""
+        words = command.words[3:]
+        if command.env or expected is not None or len(words) != 2 or (
+                words[0] not in course.stages.STAGES):
+            return self.problem(command, "the checker's command is `.venv/bin/python -m "
+                                "course.stages sNN PATH`, with no output shown after it")
+        label, path = words
+        chapter = CHAPTER_SCRIPT.fullmatch(path)
+        if path != "build/agent.py" and not (chapter and chapter["name"][:3] >= label):
+            return self.problem(command, f"{path} is not build/agent.py, nor a chapter that "
+                                f"passes stage {label}")
+        if " ".join(command.words) != course.stages.command(label, path):
+            self.problem(command, "not the command course.stages.command() gives")
+        return None
 
     def chapter(self, command, name, arguments, expected):
         arguments = [self.path(word) for word in arguments]
