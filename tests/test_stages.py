@@ -92,6 +92,13 @@ def test_the_command_of_a_stage():
     assert command("s06", "mine.py") == ".venv/bin/python -m course.stages s06 mine.py"
 
 
+def test_build_readme_gives_the_command_of_every_stage():
+    readme = (ROOT / "build" / "README.md").read_text(encoding="utf-8")
+    rows = [line.split(" | ")[-1].strip(" `|") for line in readme.splitlines()
+            if line.startswith("| s0")]
+    assert rows == [command(stage) for stage in course.stages.STAGES]
+
+
 def test_list_names_every_check_of_every_stage_in_order():
     done = subprocess.run([sys.executable, "-m", "course.stages", "--list"], cwd=ROOT,
                           capture_output=True, text=True)
