@@ -28,10 +28,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from course.api import MessagesAPI, message
+from course.chapters import CHAPTERS
 
-STAGES = ("s01", "s02", "s03", "s04", "s05", "s06")
-LESSONS = {"s01": "s01_loop", "s02": "s02_tools", "s03": "s03_permissions",
-           "s04": "s04_hooks", "s05": "s05_todo_write", "s06": "s06_plan_mode"}
+LESSONS = {name[:3]: name for name in CHAPTERS}  # "s03": "s03_permissions", whose lesson says
+STAGES = tuple(LESSONS)
 MODEL = "stage-model"
 KEY = "sk-ant-stage-checker-not-a-key"
 TIMEOUT = 30  # seconds one exchange may take
@@ -307,7 +307,7 @@ def report(results, stage, path, seconds):
         lines.append(f"Stage {stage} passes. Next: {LESSONS[after]}/README.md, "
                      f"\"Build it yourself\", then {command(after, path)}")
     else:
-        lines.append("All six stages pass: your agent does what the course's does.")
+        lines.append(f"All {len(STAGES)} stages pass: your agent does what the course's does.")
     return "\n".join(lines)
 
 
