@@ -195,19 +195,32 @@ def environment(url):
     return env
 
 
+RUNNING = set()  # the programs' process groups now running: a Ctrl-C stops them all
+
+
 def subprocess_launch(path, args, stdin, cwd, env, timeout):
     """python PATH ARGS, as a learner runs it: (returncode or None on timeout, stdout, stderr)."""
     process = subprocess.Popen([sys.executable, str(path), *args], cwd=cwd, env=env,
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, errors="replace",
-                               start_new_session=True)
+                               start_new_session=True)  # its group: a timeout stops it whole
+    RUNNING.add(process.pid)
     try:
         stdout, stderr = process.communicate(stdin, timeout=timeout)
         return process.returncode, stdout, stderr
     except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
+        stop(process.pid)
         stdout, stderr = process.communicate()
         return None, stdout, stderr
+    finally:
+        RUNNING.discard(process.pid)
+
+
+def stop(group):
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def reply_message(content, root):
@@ -273,7 +286,14 @@ def run_many(jobs, launch=subprocess_launch, api=None):
         with ThreadPoolExecutor(max_workers=WORKERS) as pool:
             futures = {run: pool.submit(run_exchange, api, run[1], run[0], launch, next(LANES))
                        for run in runs}
-            outcomes = {run: future.result() for run, future in futures.items()}
+            try:
+                outcomes = {run: future.result() for run, future in futures.items()}
+            except KeyboardInterrupt:  # stop the programs, so that the pool ends at once
+                for future in futures.values():
+                    future.cancel()
+                for group in list(RUNNING):
+                    stop(group)
+                raise
         results = [[(check, judge(check, outcomes[Path(path).resolve(), check.exchange]))
                     for check in checks] for path, checks in jobs]
         for outcome in outcomes.values():
@@ -345,8 +365,12 @@ def main(argv=None):
     if not Path(options.path).is_file():
         parser.error(f"{options.path}: no such file")
     started = time.monotonic()
-    results = run_checks(selected(options.stage, options.only), options.path,
-                         launch=subprocess_launch)
+    try:
+        results = run_checks(selected(options.stage, options.only), options.path,
+                             launch=subprocess_launch)
+    except KeyboardInterrupt:
+        print("Stopped (Ctrl-C): no result.", file=sys.stderr)
+        return 130
     seconds = time.monotonic() - started
     passed = all(failure is None for _, failure in results)
     if options.json:
