@@ -12,6 +12,10 @@ The chapters never import this package: each sNN_*/code.py stays self-contained.
 
 course.changes (imported on its own): what changed from one chapter to the next, the lessons'
 "What changed" tables and the README's chapter table (`python -m course.changes --write`).
+
+course.stages (imported on its own): the stage checker of the learner's own agent
+(`python -m course.stages sNN PATH`; `command(label, path)` gives that command), on the
+loopback Messages API of course.api (which the live tests use too).
 """
 
 from course.chapters import (
