@@ -206,7 +206,7 @@ def _(run):
 @check("s02", "edit_file", FILES, "edit_file replaces old_string, found once, by new_string")
 def _(run):
     run.ok(1, "toolu_s02_edit")
-    if run.file("notes.md") not in ("alpha\ngamma\n",):
+    if run.file("notes.md") != "alpha\ngamma\n":
         raise Fail(f"After edit_file beta -> gamma, notes.md holds {run.file('notes.md')!r}; "
                    "it should hold 'alpha\\ngamma\\n'.")
 
