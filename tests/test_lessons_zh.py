@@ -491,9 +491,9 @@ def test_a_figure_in_the_prose_is_the_one_in_the_code(name, constant, words):
 
 @pytest.mark.skipif("s01_loop" not in TRANSLATED, reason="s01_loop is not translated")
 def test_the_s01_stop_reason_table_prints_what_finish_reply_prints():
-    """Each row `| `reason` | 打印 `line`[，收回这一轮][（a note）] |`: the lines are STOP_MESSAGES,
+    """Each row `| `reason` | 打印 `line`[，收回这个轮次][（a note）] |`: the lines are STOP_MESSAGES,
     and the rows that take the turn back are FORGET_PROMPT's reasons (as in the English)."""
-    rows = [re.fullmatch(r"\| `(\w+)` \| 打印 `([^`]*)`(，收回这一轮)?(（.*）)? \|", line)
+    rows = [re.fullmatch(r"\| `(\w+)` \| 打印 `([^`]*)`(，收回这个轮次)?(（.*）)? \|", line)
             for line in read("s01_loop", LANGUAGE).splitlines()]
     chapter = load_chapter("s01_loop")
     table = {row[1]: row[2] for row in rows if row}
