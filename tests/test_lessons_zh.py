@@ -22,7 +22,10 @@ A translated page is README.zh-CN.md beside an English one: a lesson (sNN_x/) or
     changes and the Chinese does not, a test fails and names the section; re-wrapping the
     English changes no hash
   - the Chinese is Chinese: every section holds Chinese text, and no page uses a rendering of a
-    term that GLOSSARY.zh-CN.md rejects (its third column)
+    term that GLOSSARY.zh-CN.md rejects (its third column); a section whose English uses a term
+    of the glossary uses the glossary's Chinese for it; 轮 never stands alone; the typography
+    the glossary sets (one paragraph a line, no space after a bold phrase run on in Chinese,
+    、 between code spans, the hook's JSON words as code)
   - each translated page and its English page link to each other in their first line after
     the title; an English page without a translation links to none
 
@@ -533,6 +536,95 @@ def test_the_glossary_fixes_the_recurring_terms_and_no_page_uses_a_rejected_one(
                     if word in prose:
                         used.setdefault(section.where, []).append(f"{word} (say {chinese})")
     assert used == {}
+
+
+# Where an English section uses a glossary term, its Chinese section uses the glossary's Chinese
+# for it. The English is matched as written (case and all, plural too), outside code and quotes.
+# Terms whose Chinese is the English word are left out (nothing to check), and so are the rows
+# with two renderings (allow / deny / ask, offline / live).
+# The form the Chinese must hold, where it is not the glossary's word as a whole: a round is
+# counted (“三轮工具调用”), so its form is 轮工具调用.
+TERM_FORMS = {"round": "轮工具调用"}
+# English words spelt like a term that are not the term: verbs, set phrases, and "refusal", which
+# the English also says of a guard's or a rule's refusal (拒绝), not only of the model's.
+NOT_THE_TERM = [r"\bgoes round\b", r"\bof course\b", r"\bchange course\b",
+                r"\bturns (?=each|a|an|the)\b",
+                r"\bonly turns\b", r"\bnot guard\b", r"\bto plan\b", r"\bplans\b",
+                r"\brefusals?\b"]
+QUOTE = re.compile(r'"[^"]*"|“[^”]*”')
+
+
+def english_terms(lines):
+    """The glossary's English terms that a section's prose uses."""
+    prose = QUOTE.sub(" ", without_code_spans(lines))
+    for pattern in NOT_THE_TERM:
+        prose = re.sub(pattern, " ", prose)
+    return {term for term, chinese, _ in glossary()
+            if "/" not in term and CHINESE.search(chinese)
+            and re.search(rf"(?<![\w-]){re.escape(term)}s?(?![\w-])", prose)}
+
+
+def missing_terms(english_lines, chinese_lines):
+    """'term (say 中文)' for each term the English uses and the Chinese does not render."""
+    rows = {term: chinese for term, chinese, _ in glossary()}
+    prose = without_code_spans(chinese_lines)
+    return sorted(f"{term} (say {rows[term]})" for term in english_terms(english_lines)
+                  if TERM_FORMS.get(term, rows[term]) not in prose)
+
+
+@pytest.mark.parametrize("name", TRANSLATED)
+def test_a_section_renders_each_glossary_term_its_english_section_uses(name):
+    missing = {theirs.where: found
+               for ours, theirs in paired(sections_of(name), sections_of(name, LANGUAGE))
+               if (found := missing_terms(ours.lines, theirs.lines))}
+    assert missing == {}
+
+
+# 轮 alone is ambiguous: a turn is 轮次, a round of tool calls 一轮工具调用 (GLOSSARY.zh-CN.md);
+# 轮到 (“轮到模型”) is another word.
+LONE_ROUND = re.compile(r"轮(?!次|到|工具调用)")
+
+
+@pytest.mark.parametrize("name", TRANSLATED)
+def test_no_chinese_section_says_a_lone_round_for_a_turn_or_a_round(name):
+    found = {section.where: LONE_ROUND.findall(without_code_spans(section.lines))
+             for section in sections_of(name, LANGUAGE)}
+    assert {where: hits for where, hits in found.items() if hits} == {}
+
+
+# The Chinese typography the glossary sets: a paragraph on one line (a soft break inside a
+# paragraph is a space between two characters on the page), no space after a bold phrase that
+# ends in Chinese punctuation or runs on in Chinese, 、 between code spans, and the hook's JSON
+# words as code.
+NEW_LINE = re.compile(r"(#|\||<|\[English\]|- |\d+\. |   (提示|检查)：)")
+CJK_OR_PUNCTUATION = r"[\u3400-\u9fff。，：；、（）！？“”]"
+BOLD_THEN_SPACE = re.compile(rf"\*\*[^*]*?(?:[。，：；、（）！？“”]\*\* |[\u3400-\u9fff]\*\* "
+                             rf"(?={CJK_OR_PUNCTUATION}))")
+COMMA_BETWEEN_CODE = re.compile(r"`, `")
+BARE_HOOK_WORD = re.compile(r"(?<![\w`])(block|context)(?![\w`])")
+
+
+def typography_problems(section):
+    problems = []
+    previous = ""
+    for line in section.lines:
+        if line.strip() and previous.strip() and not NEW_LINE.match(line):
+            problems.append(f"a paragraph wrapped before {line.strip()[:20]!r}")
+        previous = line
+    for line in section.lines:
+        bolds = [match[0] for match in BOLD_THEN_SPACE.finditer(CODE_SPAN.sub("`x`", line))]
+        problems += [f"a space after {bold[:-1]!r}" for bold in bolds]
+        if COMMA_BETWEEN_CODE.search(line):
+            problems.append(f"', ' between code spans in {line.strip()[:30]!r}")
+    problems += [f"{word} not as code" for word in
+                 BARE_HOOK_WORD.findall(without_code_spans(section.lines))]
+    return problems
+
+
+@pytest.mark.parametrize("name", TRANSLATED)
+def test_the_chinese_follows_the_glossary_typography(name):
+    found = {section.where: typography_problems(section) for section in sections_of(name, LANGUAGE)}
+    assert {where: problems for where, problems in found.items() if problems} == {}
 
 
 # ---- the checks themselves, on pages changed on purpose ------------------------------------
