@@ -545,12 +545,13 @@ def test_the_glossary_fixes_the_recurring_terms_and_no_page_uses_a_rejected_one(
 # The form the Chinese must hold, where it is not the glossary's word as a whole: a round is
 # counted (“三轮工具调用”), so its form is 轮工具调用.
 TERM_FORMS = {"round": "轮工具调用"}
-# English words spelt like a term that are not the term: verbs, set phrases, and "refusal", which
-# the English also says of a guard's or a rule's refusal (拒绝), not only of the model's.
+# English words spelt like a term that are not the term: verbs and set phrases; "refusal", which
+# the English also says of a guard's or a rule's refusal (拒绝), not only of the model's; a chain
+# of symlinks, which is no chain of commands.
 NOT_THE_TERM = [r"\bgoes round\b", r"\bof course\b", r"\bchange course\b",
                 r"\bturns (?=each|a|an|the)\b",
                 r"\bonly turns\b", r"\bnot guard\b", r"\bto plan\b", r"\bplans\b",
-                r"\brefusals?\b"]
+                r"\brefusals?\b", r"\bchains of links\b"]
 QUOTE = re.compile(r'"[^"]*"|“[^”]*”')
 
 
