@@ -228,9 +228,11 @@ def without_code_spans(lines):
     return " ".join(CODE_SPAN.sub(" ", text) for text in paragraphs(lines))
 
 
-# JSON words the English prose writes bare and the Chinese writes as code (GLOSSARY.zh-CN.md:
-# "hook 返回的 `block` 和 `context`"): in Chinese text a bare English word reads as a stray.
-CODE_WORDS = {"allow", "block", "context"}
+# JSON words and names of the code that the English prose writes bare and the Chinese writes as
+# code (GLOSSARY.zh-CN.md: "这些名字出现在正文里时写成行内代码"): in Chinese text a bare English
+# word reads as a stray.
+CODE_WORDS = {"allow", "block", "context", "tool_use", "tool_result", "true", "false", "None",
+              "ToolError", "multiSelect"}
 
 
 def chinese_code_spans(chinese_lines, english_lines):
@@ -596,13 +598,13 @@ def test_no_chinese_section_says_a_lone_round_for_a_turn_or_a_round(name):
 # The Chinese typography the glossary sets: a paragraph on one line (a soft break inside a
 # paragraph is a space between two characters on the page), no space after a bold phrase that
 # ends in Chinese punctuation or runs on in Chinese, 、 between code spans, and the hook's JSON
-# words as code.
+# words and the API's block types as code.
 NEW_LINE = re.compile(r"(#|\||<|\[English\]|- |\d+\. |   (提示|检查)：)")
 CJK_OR_PUNCTUATION = r"[\u3400-\u9fff。，：；、（）！？“”]"
 BOLD_THEN_SPACE = re.compile(rf"\*\*[^*]*?(?:[。，：；、（）！？“”]\*\* |[\u3400-\u9fff]\*\* "
                              rf"(?={CJK_OR_PUNCTUATION}))")
 COMMA_BETWEEN_CODE = re.compile(r"`, `")
-BARE_HOOK_WORD = re.compile(r"(?<![\w`])(block|context)(?![\w`])")
+BARE_CODE_WORD = re.compile(r"(?<![\w`])(block|context|tool_use|tool_result|ToolError)(?![\w`])")
 
 
 def typography_problems(section):
@@ -618,7 +620,7 @@ def typography_problems(section):
         if COMMA_BETWEEN_CODE.search(line):
             problems.append(f"', ' between code spans in {line.strip()[:30]!r}")
     problems += [f"{word} not as code" for word in
-                 BARE_HOOK_WORD.findall(without_code_spans(section.lines))]
+                 BARE_CODE_WORD.findall(without_code_spans(section.lines))]
     return problems
 
 
