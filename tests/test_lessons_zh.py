@@ -596,15 +596,30 @@ def test_no_chinese_section_says_a_lone_round_for_a_turn_or_a_round(name):
 
 
 # The Chinese typography the glossary sets: a paragraph on one line (a soft break inside a
-# paragraph is a space between two characters on the page), no space after a bold phrase that
-# ends in Chinese punctuation or runs on in Chinese, 、 between code spans, and the hook's JSON
-# words and the API's block types as code.
+# paragraph is a space between two characters on the page); a bold phrase keeps its closing
+# punctuation outside ("**停止原因**。"), since Markdown does not close a bold that ends in
+# punctuation and runs on into a Chinese character, and has no space after it where Chinese
+# follows; 、 between code spans; the hook's JSON words and the API's block types as code.
 NEW_LINE = re.compile(r"(#|\||<|\[English\]|- |\d+\. |   (提示|检查)：)")
-CJK_OR_PUNCTUATION = r"[\u3400-\u9fff。，：；、（）！？“”]"
-BOLD_THEN_SPACE = re.compile(rf"\*\*[^*]*?(?:[。，：；、（）！？“”]\*\* |[\u3400-\u9fff]\*\* "
-                             rf"(?={CJK_OR_PUNCTUATION}))")
+SENTENCE_PUNCTUATION = "。，：；、！？"
+PUNCTUATION = SENTENCE_PUNCTUATION + "“”「」（）`"
 COMMA_BETWEEN_CODE = re.compile(r"`, `")
 BARE_CODE_WORD = re.compile(r"(?<![\w`])(block|context|tool_use|tool_result|ToolError)(?![\w`])")
+
+
+def bold_problems(line):
+    """What is wrong with the bold phrases of a line (its code spans left out)."""
+    parts = CODE_SPAN.sub("`x`", line).split("**")
+    problems = []
+    for bold, after in zip(parts[1:-1:2], parts[2::2], strict=True):
+        if bold and bold[-1] in SENTENCE_PUNCTUATION:
+            problems.append(f"{bold!r} ends in {bold[-1]}: put it after the **")
+        elif bold and bold[-1] in PUNCTUATION and CHINESE.match(after):
+            problems.append(f"{bold!r} is not closed: it ends in {bold[-1]} and runs on")
+        elif bold and re.match(rf"{CHINESE.pattern}|[“”「」（）]", bold[-1]) and re.match(
+                rf" ({CHINESE.pattern}|[{PUNCTUATION}])", after):
+            problems.append(f"a space after {bold!r}")
+    return problems
 
 
 def typography_problems(section):
@@ -615,8 +630,7 @@ def typography_problems(section):
             problems.append(f"a paragraph wrapped before {line.strip()[:20]!r}")
         previous = line
     for line in section.lines:
-        bolds = [match[0] for match in BOLD_THEN_SPACE.finditer(CODE_SPAN.sub("`x`", line))]
-        problems += [f"a space after {bold[:-1]!r}" for bold in bolds]
+        problems += bold_problems(line)
         if COMMA_BETWEEN_CODE.search(line):
             problems.append(f"', ' between code spans in {line.strip()[:30]!r}")
     problems += [f"{word} not as code" for word in
