@@ -22,7 +22,10 @@ A translated page is README.zh-CN.md beside an English one: a lesson (sNN_x/) or
     changes and the Chinese does not, a test fails and names the section; re-wrapping the
     English changes no hash
   - the Chinese is Chinese: every section holds Chinese text, and no page uses a rendering of a
-    term that GLOSSARY.zh-CN.md rejects (its third column)
+    term that GLOSSARY.zh-CN.md rejects (its third column); a section whose English uses a term
+    of the glossary uses the glossary's Chinese for it; 轮 never stands alone; the typography
+    the glossary sets (one paragraph a line, no space after a bold phrase run on in Chinese,
+    、 between code spans, the hook's JSON words as code)
   - each translated page and its English page link to each other in their first line after
     the title; an English page without a translation links to none
 
@@ -225,6 +228,21 @@ def without_code_spans(lines):
     return " ".join(CODE_SPAN.sub(" ", text) for text in paragraphs(lines))
 
 
+# JSON words and names of the code that the English prose writes bare and the Chinese writes as
+# code (GLOSSARY.zh-CN.md: "这些名字出现在正文里时写成行内代码"): in Chinese text a bare English
+# word reads as a stray.
+CODE_WORDS = {"allow", "block", "context", "tool_use", "tool_result", "true", "false", "None",
+              "ToolError", "multiSelect"}
+
+
+def chinese_code_spans(chinese_lines, english_lines):
+    """The inline code of a Chinese text, less the CODE_WORDS it writes as code where the
+    English text writes them bare."""
+    bare = {word for word in CODE_WORDS
+            if re.search(rf"\b{word}\b", without_code_spans(english_lines))}
+    return code_spans(chinese_lines) - (bare - code_spans(english_lines))
+
+
 def links(lines):
     return set(LINK.findall(without_code_spans(lines)))
 
@@ -369,7 +387,7 @@ def test_each_section_keeps_the_inline_code_and_the_links_of_its_english_section
     folder = english(name).parent
     differ = {}
     for ours, theirs in paired(sections_of(name), sections_of(name, LANGUAGE)):
-        spans = code_spans(theirs.lines), code_spans(ours.lines)
+        spans = chinese_code_spans(theirs.lines, ours.lines), code_spans(ours.lines)
         wanted = {chinese_target(target, folder) for target in links(ours.lines)}
         found = links(theirs.lines) - {GLOSSARY, f"../{GLOSSARY}"}
         if spans[0] != spans[1] or found != wanted:
@@ -387,7 +405,8 @@ def test_the_exercises_are_the_english_ones(name):
              for language in ("en", LANGUAGE)}
     ours, theirs = exercises(found["en"]), exercises(found[LANGUAGE])
     assert len(theirs) == len(ours)
-    assert [code_spans(item) for item in theirs] == [code_spans(item) for item in ours]
+    assert [chinese_code_spans(item, english_item) for item, english_item in zip(
+        theirs, ours, strict=True)] == [code_spans(item) for item in ours]
 
 
 @pytest.mark.parametrize("name", TRANSLATED)
@@ -491,9 +510,10 @@ def test_a_figure_in_the_prose_is_the_one_in_the_code(name, constant, words):
 
 @pytest.mark.skipif("s01_loop" not in TRANSLATED, reason="s01_loop is not translated")
 def test_the_s01_stop_reason_table_prints_what_finish_reply_prints():
-    """Each row `| `reason` | 打印 `line`[，收回这一轮][（a note）] |`: the lines are STOP_MESSAGES,
-    and the rows that take the turn back are FORGET_PROMPT's reasons (as in the English)."""
-    rows = [re.fullmatch(r"\| `(\w+)` \| 打印 `([^`]*)`(，收回这一轮)?(（.*）)? \|", line)
+    """Each row `| `reason` | 打印 `line`[，收回这个轮次][（a note）] |`: the lines are
+    STOP_MESSAGES, and the rows that take the turn back are FORGET_PROMPT's reasons (as in the
+    English)."""
+    rows = [re.fullmatch(r"\| `(\w+)` \| 打印 `([^`]*)`(，收回这个轮次)?(（.*）)? \|", line)
             for line in read("s01_loop", LANGUAGE).splitlines()]
     chapter = load_chapter("s01_loop")
     table = {row[1]: row[2] for row in rows if row}
@@ -518,6 +538,110 @@ def test_the_glossary_fixes_the_recurring_terms_and_no_page_uses_a_rejected_one(
                     if word in prose:
                         used.setdefault(section.where, []).append(f"{word} (say {chinese})")
     assert used == {}
+
+
+# Where an English section uses a glossary term, its Chinese section uses the glossary's Chinese
+# for it. The English is matched as written (case and all, plural too), outside code and quotes.
+# Terms whose Chinese is the English word are left out (nothing to check), and so are the rows
+# with two renderings (allow / deny / ask, offline / live).
+# The form the Chinese must hold, where it is not the glossary's word as a whole: a round is
+# counted (“三轮工具调用”), so its form is 轮工具调用.
+TERM_FORMS = {"round": "轮工具调用"}
+# English words spelt like a term that are not the term: verbs and set phrases; "refusal", which
+# the English also says of a guard's or a rule's refusal (拒绝), not only of the model's; a chain
+# of symlinks, which is no chain of commands.
+NOT_THE_TERM = [r"\bgoes round\b", r"\bof course\b", r"\bchange course\b",
+                r"\bturns (?=each|a|an|the)\b",
+                r"\bonly turns\b", r"\bnot guard\b", r"\bto plan\b", r"\bplans\b",
+                r"\brefusals?\b", r"\bchains of links\b"]
+QUOTE = re.compile(r'"[^"]*"|“[^”]*”')
+
+
+def english_terms(lines):
+    """The glossary's English terms that a section's prose uses."""
+    prose = QUOTE.sub(" ", without_code_spans(lines))
+    for pattern in NOT_THE_TERM:
+        prose = re.sub(pattern, " ", prose)
+    return {term for term, chinese, _ in glossary()
+            if "/" not in term and CHINESE.search(chinese)
+            and re.search(rf"(?<![\w-]){re.escape(term)}s?(?![\w-])", prose)}
+
+
+def missing_terms(english_lines, chinese_lines):
+    """'term (say 中文)' for each term the English uses and the Chinese does not render."""
+    rows = {term: chinese for term, chinese, _ in glossary()}
+    prose = without_code_spans(chinese_lines)
+    return sorted(f"{term} (say {rows[term]})" for term in english_terms(english_lines)
+                  if TERM_FORMS.get(term, rows[term]) not in prose)
+
+
+@pytest.mark.parametrize("name", TRANSLATED)
+def test_a_section_renders_each_glossary_term_its_english_section_uses(name):
+    missing = {theirs.where: found
+               for ours, theirs in paired(sections_of(name), sections_of(name, LANGUAGE))
+               if (found := missing_terms(ours.lines, theirs.lines))}
+    assert missing == {}
+
+
+# 轮 alone is ambiguous: a turn is 轮次, a round of tool calls 一轮工具调用 (GLOSSARY.zh-CN.md);
+# 轮到 (“轮到模型”) is another word.
+LONE_ROUND = re.compile(r"轮(?!次|到|工具调用)")
+
+
+@pytest.mark.parametrize("name", TRANSLATED)
+def test_no_chinese_section_says_a_lone_round_for_a_turn_or_a_round(name):
+    found = {section.where: LONE_ROUND.findall(without_code_spans(section.lines))
+             for section in sections_of(name, LANGUAGE)}
+    assert {where: hits for where, hits in found.items() if hits} == {}
+
+
+# The Chinese typography the glossary sets: a paragraph on one line (a soft break inside a
+# paragraph is a space between two characters on the page); a bold phrase keeps its closing
+# punctuation outside ("**停止原因**。"), since Markdown does not close a bold that ends in
+# punctuation and runs on into a Chinese character, and has no space after it where Chinese
+# follows; 、 between code spans; the hook's JSON words and the API's block types as code.
+NEW_LINE = re.compile(r"(#|\||<|\[English\]|- |\d+\. |   (提示|检查)：)")
+SENTENCE_PUNCTUATION = "。，：；、！？"
+PUNCTUATION = SENTENCE_PUNCTUATION + "“”「」（）`"
+COMMA_BETWEEN_CODE = re.compile(r"`, `")
+BARE_CODE_WORD = re.compile(r"(?<![\w`])(block|context|tool_use|tool_result|ToolError)(?![\w`])")
+
+
+def bold_problems(line):
+    """What is wrong with the bold phrases of a line (its code spans left out)."""
+    parts = CODE_SPAN.sub("`x`", line).split("**")
+    problems = []
+    for bold, after in zip(parts[1:-1:2], parts[2::2], strict=True):
+        if bold and bold[-1] in SENTENCE_PUNCTUATION:
+            problems.append(f"{bold!r} ends in {bold[-1]}: put it after the **")
+        elif bold and bold[-1] in PUNCTUATION and CHINESE.match(after):
+            problems.append(f"{bold!r} is not closed: it ends in {bold[-1]} and runs on")
+        elif bold and re.match(rf"{CHINESE.pattern}|[“”「」（）]", bold[-1]) and re.match(
+                rf" ({CHINESE.pattern}|[{PUNCTUATION}])", after):
+            problems.append(f"a space after {bold!r}")
+    return problems
+
+
+def typography_problems(section):
+    problems = []
+    previous = ""
+    for line in section.lines:
+        if line.strip() and previous.strip() and not NEW_LINE.match(line):
+            problems.append(f"a paragraph wrapped before {line.strip()[:20]!r}")
+        previous = line
+    for line in section.lines:
+        problems += bold_problems(line)
+        if COMMA_BETWEEN_CODE.search(line):
+            problems.append(f"', ' between code spans in {line.strip()[:30]!r}")
+    problems += [f"{word} not as code" for word in
+                 BARE_CODE_WORD.findall(without_code_spans(section.lines))]
+    return problems
+
+
+@pytest.mark.parametrize("name", TRANSLATED)
+def test_the_chinese_follows_the_glossary_typography(name):
+    found = {section.where: typography_problems(section) for section in sections_of(name, LANGUAGE)}
+    assert {where: problems for where, problems in found.items() if problems} == {}
 
 
 # ---- the checks themselves, on pages changed on purpose ------------------------------------
