@@ -353,6 +353,13 @@ def test_the_main_body_of_every_lesson_is_at_most_6000_characters():
     assert {name: size for name, size in sizes.items() if size > MAIN_BODY_LIMIT} == {}
 
 
+@pytest.mark.parametrize("name", LESSONS)
+def test_how_real_harnesses_do_it_names_a_source_a_learner_can_open(name):
+    # A documentation page (with its date or version in the text) or a file at a commit.
+    section = "\n".join(section_text(lesson(name), "How real harnesses do it") or [])
+    assert re.findall(r"https://[^\s)>]+", section) != []
+
+
 SKETCH_LIMIT = 25  # lines, `# sketch` included
 
 
