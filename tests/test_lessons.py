@@ -8,8 +8,9 @@ The conventions are in CONTRIBUTING.md ("Lessons"); this file checks them, per l
     block, so a line moved or dropped without `...` fails (and a mutation test proves it)
   - every code fence names its language
   - the "What changed" table is the one course/changes.py generates
-  - the first screen holds the problem (one paragraph), the table and the idea, in that order;
-    the main body (up to the edge cases) is at most 6,000 characters
+  - the first screen holds the problem (one paragraph) and the idea with its first code block,
+    and the table follows the idea; the main body (up to the edge cases) is at most 6,000
+    characters
   - every ```bash command (lessons, the top README) and every docstring's "Run it" command is
     run, and does what the text says; a ```text block right after a ```bash block is the real
     output of its last command, temporary paths normalized
@@ -49,8 +50,8 @@ LESSONS = [name for name in PRESENT if (ROOT / name / "README.md").exists()]
 MAIN_BODY_LIMIT = 6000  # characters, from the title to the first of END_OF_MAIN_BODY
 END_OF_MAIN_BODY = ("Making it hold", "How real harnesses do it", "Run it", "What you will see",
                     "Exercises", "Next")
-FIRST_HEADINGS = ["The problem", "What changed", "The idea"]
-FIRST_SCREEN = 40  # lines: `## The idea` must start within them
+FIRST_HEADINGS = ["The problem", "The idea", "What changed"]
+FIRST_SCREEN = 30  # lines: the idea's first code block must start within them
 HONEST = "(This is a scripted model, and its script was written for the prompt:"
 
 
@@ -296,11 +297,13 @@ def test_every_code_fence_names_its_language(source):
 
 
 @pytest.mark.parametrize("name", LESSONS)
-def test_the_first_screen_holds_the_problem_in_one_paragraph_what_changed_and_the_idea(name):
+def test_the_first_screen_holds_the_problem_in_one_paragraph_then_the_idea_then_the_table(name):
     text = lesson(name)
     found = headings(text)
     assert [title for _, title in found[:3]] == FIRST_HEADINGS
-    assert found[2][0] < FIRST_SCREEN
+    idea_blocks = [block for block in parse_blocks(text, name)
+                   if found[1][0] < block.start < found[2][0]]
+    assert idea_blocks[0].start < FIRST_SCREEN
     paragraph = "\n".join(section_text(text, "The problem")).strip()
     assert paragraph != ""
     assert "\n\n" not in paragraph
@@ -349,6 +352,13 @@ def test_on_the_site_a_lesson_shows_no_marker_and_its_table_links_to_the_code():
 def test_the_main_body_of_every_lesson_is_at_most_6000_characters():
     sizes = {name: len(main_body(lesson(name))) for name in LESSONS}
     assert {name: size for name, size in sizes.items() if size > MAIN_BODY_LIMIT} == {}
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_how_real_harnesses_do_it_names_a_source_a_learner_can_open(name):
+    # A documentation page (with its date or version in the text) or a file at a commit.
+    section = "\n".join(section_text(lesson(name), "How real harnesses do it") or [])
+    assert re.findall(r"https://[^\s)>]+", section) != []
 
 
 SKETCH_LIMIT = 25  # lines, `# sketch` included

@@ -549,11 +549,12 @@ def test_the_glossary_fixes_the_recurring_terms_and_no_page_uses_a_rejected_one(
 TERM_FORMS = {"round": "轮工具调用"}
 # English words spelt like a term that are not the term: verbs and set phrases; "refusal", which
 # the English also says of a guard's or a rule's refusal (拒绝), not only of the model's; a chain
-# of symlinks, which is no chain of commands.
+# of symlinks, which is no chain of commands; ZCode's design notes, which are no notes of s06.
 NOT_THE_TERM = [r"\bgoes round\b", r"\bof course\b", r"\bchange course\b",
                 r"\bturns (?=each|a|an|the)\b",
                 r"\bonly turns\b", r"\bnot guard\b", r"\bto plan\b", r"\bplans\b",
-                r"\brefusals?\b", r"\bchains of links\b"]
+                r"\brefusals?\b", r"\bchains of links\b",
+                r"\bdesign notes\b", r"\bsame notes\b"]
 QUOTE = re.compile(r'"[^"]*"|“[^”]*”')
 
 
@@ -604,6 +605,7 @@ NEW_LINE = re.compile(r"(#|\||<|\[English\]|- |\d+\. |   (提示|检查)：)")
 SENTENCE_PUNCTUATION = "。，：；、！？"
 PUNCTUATION = SENTENCE_PUNCTUATION + "“”「」（）`"
 COMMA_BETWEEN_CODE = re.compile(r"`, `")
+URL = re.compile(r"https?://[^\s>)）]+")  # a word in an address is no JSON word
 BARE_CODE_WORD = re.compile(r"(?<![\w`])(block|context|tool_use|tool_result|ToolError)(?![\w`])")
 
 
@@ -634,7 +636,7 @@ def typography_problems(section):
         if COMMA_BETWEEN_CODE.search(line):
             problems.append(f"', ' between code spans in {line.strip()[:30]!r}")
     problems += [f"{word} not as code" for word in
-                 BARE_CODE_WORD.findall(without_code_spans(section.lines))]
+                 BARE_CODE_WORD.findall(URL.sub(" ", without_code_spans(section.lines)))]
     return problems
 
 
