@@ -106,7 +106,10 @@ def agent_loop(session):
         tool_uses = [block for block in content if block["type"] == "tool_use"]
         if response.stop_reason == "tool_use" and tool_uses:
             results = run_tools(session, tool_uses)
-            reminders = todo_reminder(session, tool_uses, results) + take_notes(session)
+            # A plan the user turned down is their answer, not a round of work without todos.
+            declined, session.plan_feedback = session.plan_rejected or session.plan_feedback, False
+            reminders = [] if declined else todo_reminder(session, tool_uses, results)
+            reminders += take_notes(session)
             add_user_blocks(session.messages, results + reminders)
             if session.plan_rejected:  # the user said no to the plan: the turn ends here
                 session.plan_rejected = False
@@ -1110,6 +1113,10 @@ PLAN_MODE_STILL_ON = ("<reminder>Plan mode is still on: read and plan only, ask 
                       "with exit_plan_mode.</reminder>")
 PLAN_MODE_ENDED = ("<reminder>Plan mode has ended: the user approved the plan. "
                    "You may change files now.</reminder>")
+# The plan question offers Claude Code's three answers: approve and accept edits, approve and
+# keep asking before each edit (the permission mode stays), or keep planning.
+APPROVE_QUESTION = ("  Approve this plan? [a] yes, and accept edits  [y] yes, ask before edits  "
+                    "[n] no, keep planning  or type feedback: ")
 PLAN_MODE_LEFT = ("<reminder>The user ended plan mode without a plan. "
                   "You may change files now.</reminder>")
 
@@ -1174,35 +1181,51 @@ def plan_file(session):
 
 
 def exit_plan_mode(session, plan):
-    """The tool: show the plan, and let the user approve, answer, or reject it."""
+    """The tool: show the plan; the user approves it (keeping the permission mode, or
+    accepting edits from now on), answers with feedback, or rejects it."""
     if not session.plan_mode:
         raise ToolError("Plan mode is not on, so there is no plan to submit. "
                         "Go ahead with the task.")
     if not plan.strip():
         raise ToolError("The plan is empty. Write the plan in markdown and submit it again.")
+    try:  # refused before the question: an approval must never be lost to a plan unsaved
+        plan.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ToolError(f"The plan cannot be encoded as UTF-8 (character {error.start + 1} is "
+                        "a lone surrogate). Submit it again without that character.") from None
     show("Plan:", 2)
     show(plan, 4)
-    question = "  Approve this plan? [y] yes, start  [n] no  or type feedback: "
-    answer = (read_line(question) or "").strip()
+    answer = (read_line(APPROVE_QUESTION) or "").strip()
     if answer.lower() in ("", "n", "no"):
         session.plan_rejected = True
         raise ToolError("The user rejected the plan. Plan mode stays on. "
                         "Stop here and wait for the user.")
-    if answer.lower() not in ("y", "yes"):
+    if answer.lower() not in ("a", "y", "yes"):
         session.notes.append(answer)
+        session.plan_feedback = True
         raise ToolError("The user did not approve the plan; their feedback follows. "
                         "Plan mode stays on: revise the plan and submit it again "
                         "with exit_plan_mode.")
-    target = plan_file(session)
-    try:
+    try:  # the folder is resolved and checked: a .agent/plans that links out is not written
+        target = resolve_path(session.workdir, shown(session.workdir, plan_file(session)))
         write_atomically(target, plan.rstrip("\n") + "\n")
         saved = f"The plan is saved in {shown(session.workdir, target)}."
+    except ToolError:
+        saved = ("The plan could not be saved (.agent/plans leads outside the working "
+                 "directory), but it is approved all the same.")
     except OSError as error:
         saved = f"The plan could not be saved ({error.strerror}), but it is approved all the same."
     # Plan mode ends only now: a Ctrl-C while the plan is written leaves it on, unapproved.
     session.plan_mode = False
     session.notes.append(PLAN_MODE_ENDED)
-    show(f"[Plan approved; plan mode is off. {saved}]")
+    if answer.lower() == "a":
+        session.mode = "accept_edits"
+        show(f"[Plan approved; plan mode is off, and edits run without asking "
+             f"(mode: accept_edits). {saved}]")
+        return (f"The user approved the plan, and your edits now run without asking "
+                f"(permission mode accept_edits). Plan mode is off: start the work now. "
+                f"{saved}\n\n{plan}")
+    show(f"[Plan approved; plan mode is off, and the mode stays {session.mode}. {saved}]")
     return f"The user approved the plan. Plan mode is off: start the work now. {saved}\n\n{plan}"
 
 
@@ -1822,6 +1845,7 @@ class Session:
     session_id: str = field(default_factory=new_session_id)
     plan_mode: bool = False  # a flag beside the permission mode, not one of its values
     plan_rejected: bool = False  # the user said no: end the turn without another model call
+    plan_feedback: bool = False  # the user answered the plan with feedback, this round
     notes: list = field(default_factory=list)  # texts for the next user turn
 
 
