@@ -95,8 +95,8 @@ def agent_loop(session):
             continue  # the API paused a long turn: sent back as it is, the model goes on with it
         finish_reply(session, response, tool_uses)  # raises TurnStopped if the turn went wrong
         return text
-    raise TurnStopped(f"[The turn reached its limit of {session.max_calls} model calls "
-                      "(--max-calls) and stops here. Send a prompt to go on.]")
+    raise TurnStopped(f"[The turn reached its limit of model calls (--max-calls "
+                      f"{session.max_calls}) and stops here. Send a prompt to go on.]")
 
 
 def run_tools(session, tool_uses):
@@ -749,6 +749,7 @@ class ScriptedModel:
         self.script = script
         self.position = 0  # the next turn to consider
         self.calls = 0
+        self.off_script = False  # the last reply was the stand-in's note: the prompt was not its
         self.tool_numbers = iter(range(1, 10_000))
         self.messages = SimpleNamespace(create=self.create)
 
@@ -757,16 +758,23 @@ class ScriptedModel:
         newest = text_of(messages[-1]) if messages else ""
         turns, prompt = self.script["turns"], self.script.get("prompt")
         typed = typed_text(messages[-1]) if messages else ""
-        if self.position == 0 and prompt and typed != prompt.strip():
+        if prompt and typed == prompt.strip() and self.position > 0 and len(messages) > 1:
+            self.position = 0  # its own prompt again (after a Ctrl-C, say): the script replays
+        self.off_script = bool(self.position == 0 and prompt and typed != prompt.strip())
+        if self.off_script:
             # At its start a script expects its own prompt: another one does not consume it.
             return self.say(model, f"(This is a scripted model, and its script was written for "
-                                   f"the prompt: {prompt.strip()}\nType that prompt to play it, "
-                                   "or /restart to start again.)")
-        while self.position < len(turns):
-            turn = turns[self.position]
-            self.position += 1
-            if turn.get("when", "") in newest:
-                return make_message(turn, model, self.tool_numbers, self.calls)
+                                   f"the prompt: {prompt.strip()}\nType that prompt to play it.)")
+        # The turns ahead first; then, for an answer the script met earlier on another path (a
+        # feedback after an answer in one's own words), the first conditional turn that fits.
+        ahead = range(self.position, len(turns))
+        for number in [*ahead, *range(self.position)]:
+            turn = turns[number]
+            if number in ahead or turn.get("when"):
+                if turn.get("when", "") in newest:
+                    self.position = number + 1
+                    return make_message(turn, model, self.tool_numbers, self.calls)
+        self.position = len(turns)
         return self.say(model, "(The script has no more turns: this is where the recorded "
                                "session ended. In the REPL, /restart plays it again.)")
 
@@ -940,7 +948,15 @@ def main(argv=None):
         if not args.prompt.strip():
             print(f"{CHAPTER}: the prompt is empty", file=sys.stderr)
             return 2
-        return 0 if run_turn(session, args.prompt.strip()) else 1
+        finished = run_turn(session, args.prompt.strip())
+        if isinstance(session.client, ScriptedModel) and session.client.off_script:
+            # Offline, a prompt the script was not written for did not run: say how to run it.
+            played = f"--script {args.script}" if args.script else "--offline"
+            own = json.dumps(session.client.script["prompt"].strip(), ensure_ascii=False)
+            show(f"[The script did not play: it was written for another prompt. To play it: "
+                 f"python {CHAPTER}/code.py {played} {own}]")
+            return 1
+        return 0 if finished else 1
     return repl(session)
 
 

@@ -611,6 +611,32 @@ def ci_commands():
             if line.strip() and not line.lstrip().startswith("#")}
 
 
+def set_up_and_test_commands(commands):
+    """The venv, pip install and whole-suite commands of a list, in order, pip's -q left out."""
+    return [" ".join(word for word in words if word != "-q") for words in commands
+            if words[:3] == ["python3", "-m", "venv"] or words[:2] == [".venv/bin/pip", "install"]
+            or words in ([".venv/bin/python", "-m", "pytest", "-n", "2"],)]
+
+
+def test_ci_runs_the_readmes_set_up_and_test_commands_in_its_order():
+    scripts = bash_scripts((ROOT / "README.md").read_text(encoding="utf-8"), "README.md")
+    readme = [command.words for script in scripts for command in script.commands]
+    # The README gives the notebooks' install after the test command; CI installs before testing.
+    ci = [line.split() for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+          if line.strip() and not line.lstrip().startswith("#")]
+    assert sorted(set_up_and_test_commands(ci)) == sorted(set_up_and_test_commands(readme))
+    assert set_up_and_test_commands(ci) == [
+        "python3 -m venv .venv",
+        ".venv/bin/pip install -r requirements.txt",
+        ".venv/bin/pip install -r requirements-notebooks.txt",
+        ".venv/bin/pip install -r requirements-dev.txt",
+        ".venv/bin/python -m pytest -n 2",
+    ]
+    chapters = (ROOT / "requirements.txt").read_text(encoding="utf-8")
+    assert [line.split(">")[0] for line in chapters.splitlines()
+            if line and not line.startswith("#")] == ["anthropic", "python-dotenv"]
+
+
 # Offline runs with the same command line and stdin, made once: {key: Future}
 SHARED_RUNS, SHARED_LOCK = {}, threading.Lock()
 

@@ -1514,3 +1514,27 @@ def test_plan_off_after_a_turn_in_plan_mode_tells_the_model_once(s06, workdir, c
         "[Plan mode is off, without a plan; the permission mode is default again.]",
         "plan mode: off   (/plan TASK to plan a task, /plan off to leave plan mode)",
     ]
+
+
+def test_offline_own_words_then_feedback_brings_the_revised_plan_and_the_work(
+    s06, tmp_path, keyboard
+):
+    session, work, before = scenario_session(s06, tmp_path)
+    keyboard.feed("only if it stays short", "Also document it in README.md", "y")
+
+    assert s06.run_turn(session, SCENARIO["prompt"]) is True
+
+    texts = assistant_texts(session.messages)
+    assert texts[4:6] == [
+        "Thanks. (This scripted model cannot follow an answer in your own words, so its plan "
+        "keeps to what the request asks: greet.py only.) Here is my plan.",
+        "Thanks, I've revised the plan.",
+    ]
+    assert texts[-1] == DONE_WITH_README
+    assert files(work) == {
+        **before,
+        f".agent/plans/plan-{session.session_id}.md": REVISED_PLAN + "\n",
+        "greet.py": GREET_AFTER,
+        "README.md": README_AFTER,
+    }
+    assert (session.plan_mode, session.mode) == (False, "default")
