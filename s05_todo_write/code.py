@@ -1259,7 +1259,19 @@ def call_model(session, request):
             trace.write(json.dumps(record) + "\n")
     if session.live:
         show_usage(getattr(response, "usage", None))
+    for block in [block for block in response.content if not sdk_knows(block)]:
+        # Another provider's own kind of block: sent back, it could make every later call fail.
+        show(f"[A block of type {block.type} is not kept: the loop knows text, tool_use and "
+             "the API's own block types.]")
+        response.content.remove(block)
     return response
+
+
+def sdk_knows(block):
+    """Whether the SDK parsed a block as one of the API's types: it reads a type it does not
+    know into a TextBlock that keeps the unknown type."""
+    declared = type(block).model_fields.get("type")
+    return block.type in getattr(getattr(declared, "annotation", None), "__args__", ())
 
 
 def block_problem(content):
