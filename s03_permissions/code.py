@@ -104,8 +104,8 @@ def agent_loop(session):
             continue  # the API paused a long turn: sent back as it is, the model goes on with it
         finish_reply(session, response, tool_uses)  # raises TurnStopped if the turn went wrong
         return text
-    raise TurnStopped(f"[The turn reached its limit of model calls (--max-calls "
-                      f"{session.max_calls}) and stops here. Send a prompt to go on.]")
+    raise TurnStopped(f"[The turn reached its call limit (--max-calls {session.max_calls}): "
+                      "send a prompt to go on.]")
 
 
 def run_tools(session, tool_uses):
@@ -1426,8 +1426,13 @@ def make_session(args):
     if args.workdir:
         workdir = args.workdir.resolve()
         workdir.mkdir(parents=True, exist_ok=True)
-    elif offline:
-        workdir = Path(tempfile.mkdtemp(prefix=f"{PROMPT_LABEL}-"))
+    elif offline:  # in a folder of the learner's own: no one else's copies are in it
+        own = Path(tempfile.gettempdir()) / f"build-an-agent-{os.getuid()}"
+        own.mkdir(mode=0o700, exist_ok=True)
+        if own.is_symlink() or own.stat().st_uid != os.getuid() or own.stat().st_mode & 0o022:
+            raise OSError(f"{own} is not a folder of yours that only you can write to: "
+                          "remove it, or set TMPDIR to another folder")
+        workdir = Path(tempfile.mkdtemp(prefix=f"{PROMPT_LABEL}-", dir=own))
         shutil.copytree(HERE / "workspace", workdir, dirs_exist_ok=True)
         workdir = workdir.resolve()
     else:
@@ -1441,7 +1446,7 @@ def make_session(args):
         banner.append(f"workdir: {workdir}")
     if offline and not args.workdir:
         banner.append(f"(a fresh copy of workspace/, kept after the run to look at; "
-                      f"rm -rf {workdir.parent}/s0?-* removes them all)")
+                      f"rm -rf {workdir.parent} removes them all)")
     if args.trace:
         open(args.trace, "a").close()  # a trace that cannot be written fails now, not mid-session
     settings = load_settings(workdir)

@@ -580,7 +580,10 @@ def normalize(text, scratch=None):
     gone."""
     if scratch is not None:
         text = text.replace(str(scratch), "$TMPDIR")
-    text = re.sub(r"(\$TMPDIR/s\d\d-)[a-z0-9_]{8}(?![a-z0-9_])", r"\1xxxx", text)
+    # The offline copies' folder of the learner's own, $TMPDIR/build-an-agent-<uid>/sNN-xxxxxxxx
+    text = re.sub(r"(\$TMPDIR/build-an-agent-)\d+(?!\d)", r"\1$UID", text)
+    copy = r"(\$TMPDIR/(?:build-an-agent-\$UID/)?s\d\d-)[a-z0-9_]{8}(?![a-z0-9_])"
+    text = re.sub(copy, r"\1xxxx", text)
     text = re.sub(r"(?<![\w.])/\S*?/(?=s\d\d_\w+/)", ".../", text)
     text = text.replace(str(ROOT), "...")
     text = re.sub(r"http://127\.0\.0\.1:\d+", "http://127.0.0.1:PORT", text)

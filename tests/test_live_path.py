@@ -579,8 +579,8 @@ def test_the_call_budget_ends_the_turn_with_one_line_and_a_history_that_takes_a_
                assistant(calls[1]), user(result("toolu_loop_2", "2\n[exit code: 0]"))]
     assert session.messages == history
     assert len(api.seen) == 2
-    assert said(capsys)[-1] == ("[The turn reached its limit of model calls (--max-calls 2) "
-                                "and stops here. Send a prompt to go on.]")
+    assert said(capsys)[-1] == (
+        "[The turn reached its call limit (--max-calls 2): send a prompt to go on.]")
 
     assert chapter.run_turn(session, "go on") is True
     joined = history[:-1] + [user(result("toolu_loop_2", "2\n[exit code: 0]"), text("go on"))]
@@ -617,8 +617,8 @@ ONE_SHOT = {  # what the loopback API answers; the exit code; the last line on t
                      "API error: 401 invalid x-api-key. Check ANTHROPIC_API_KEY."),
     "the call budget": ([message(tool_use("toolu_1", "bash", {"command": "true"}),
                                  stop_reason="tool_use")], 1,
-                        "[The turn reached its limit of model calls (--max-calls 1) and stops "
-                        "here. Send a prompt to go on.]"),
+                        "[The turn reached its call limit (--max-calls 1): send a prompt to go "
+                        "on.]"),
 }
 
 

@@ -212,7 +212,8 @@ def test_restart_offline_makes_a_new_session_in_a_fresh_copy_of_the_workspace(
         "[Restarted: the script plays from its start, with a new history; "
         f"workdir: {session.workdir}]\n"
     )
-    assert session.workdir != first_workdir and session.workdir.parent == tmp_path.resolve()
+    own = tmp_path.resolve() / f"build-an-agent-{os.getuid()}"
+    assert session.workdir != first_workdir and session.workdir.parent == own
     assert sorted(p.name for p in session.workdir.iterdir()) == sorted(
         p.name for p in (chapter.HERE / "workspace").iterdir()
     )
@@ -288,7 +289,9 @@ def test_the_repl_forgives_a_wrong_prompt_and_restart_plays_the_scenario_again(n
         for line in out
         if line.startswith("workdir: ")
     ]
-    workdirs = sorted(str(path) for path in tmp_path.resolve().iterdir())
+    own = tmp_path.resolve() / f"build-an-agent-{os.getuid()}"  # the learner's own folder
+    assert sorted(path.name for path in tmp_path.iterdir()) == [own.name]
+    workdirs = sorted(str(path) for path in own.iterdir())
     assert len(first) == 1 and len(workdirs) == 2 and first[0] in workdirs
     second = next(path for path in workdirs if path != first[0])
     assert restarted == [
@@ -588,3 +591,24 @@ def test_a_stop_hook_that_gets_the_same_answer_again_ends_the_turn(name, tmp_pat
         "[A Stop hook asked again, and the model gave the same answer as before: sending it back "
         "once more would only repeat it. The turn ends.]",
     ]
+
+
+def test_offline_copies_go_in_a_folder_of_the_learners_own_and_one_of_someone_else_is_refused(
+        chapter, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(chapter.tempfile, "tempdir", str(tmp_path))
+    session, banner = chapter.make_session(chapter.parse_args(["--offline"]))
+    own = tmp_path.resolve() / f"build-an-agent-{os.getuid()}"
+    assert session.workdir.parent == own
+    assert (own.stat().st_mode & 0o777, sorted(tmp_path.iterdir())) == (0o700, [own])
+    assert banner[3] == (f"(a fresh copy of workspace/, kept after the run to look at; "
+                         f"rm -rf {own} removes them all)")
+
+    shutil.rmtree(own)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    own.symlink_to(elsewhere)  # planted on a shared /tmp: the copies would go where it points
+    assert chapter.main(["--offline", "hi"]) == 2
+    assert capsys.readouterr().err == (
+        f"{chapter.CHAPTER}: {own} is not a folder of yours that only you can write to: remove "
+        "it, or set TMPDIR to another folder\n")
+    assert list(elsewhere.iterdir()) == []
