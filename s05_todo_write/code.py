@@ -88,7 +88,8 @@ def system_prompt(workdir):
 
 def agent_loop(session):
     """Call the model until it stops asking for tools; return its last text."""
-    sent_back = 0  # how often Stop hooks sent the model back to work, in a row
+    sent_back, sent_back_for = 0, None  # how often Stop hooks sent the model back, in a row,
+    # and the answer they last sent back: a model that gives it again has not heeded them.
     for _ in range(session.max_calls):  # a model that never stops asking for tools stops here
         response = call_model(session, build_request(session))
         content = [block_to_dict(block) for block in response.content if not is_blank(block)]
@@ -106,8 +107,12 @@ def agent_loop(session):
             continue  # the API paused a long turn: sent back as it is, the model goes on with it
         finish_reply(session, response, tool_uses)  # raises TurnStopped if the turn went wrong
         hooked = run_hooks(session, "Stop", stop_hook_active=sent_back > 0, last_message=text)
+        if hooked["decision"] == "block" and text == sent_back_for:
+            show("[A Stop hook asked again, and the model gave the same answer as before: "
+                 "sending it back once more would only repeat it. The turn ends.]")
+            return text
         if hooked["decision"] == "block" and sent_back < STOP_HOOK_LIMIT:
-            sent_back += 1
+            sent_back, sent_back_for = sent_back + 1, text
             show(f"[A Stop hook sends the model back to work: {hooked['reason']}]")
             again = hook_text("Stop", hooked["reason"])
             add_user_blocks(session.messages, [{"type": "text", "text": again}])
@@ -116,8 +121,8 @@ def agent_loop(session):
             show(f"[A Stop hook asked again; after {STOP_HOOK_LIMIT} times in a row "
                  "the turn ends anyway.]")
         return text
-    raise TurnStopped(f"[The turn reached its limit of {session.max_calls} model calls "
-                      "(--max-calls) and stops here. Send a prompt to go on.]")
+    raise TurnStopped(f"[The turn reached its call limit (--max-calls {session.max_calls}): "
+                      "send a prompt to go on.]")
 
 
 def run_tools(session, tool_uses):
@@ -1057,7 +1062,8 @@ def todo_reminder(session, tool_uses, results):
 
 def command_todos(session, argument):
     """/todos shows the current todo list."""
-    show(render_todos(session.todos))
+    show(render_todos(session.todos) if session.todos else
+         "(the todo list is empty: the model has not written one in this conversation)")
 
 
 # todo_write joins the tools. It acts on the session, not on files, so it gets the
@@ -1253,7 +1259,19 @@ def call_model(session, request):
             trace.write(json.dumps(record) + "\n")
     if session.live:
         show_usage(getattr(response, "usage", None))
+    for block in [block for block in response.content if not sdk_knows(block)]:
+        # Another provider's own kind of block: sent back, it could make every later call fail.
+        show(f"[A block of type {block.type} is not kept: the loop knows text, tool_use and "
+             "the API's own block types.]")
+        response.content.remove(block)
     return response
+
+
+def sdk_knows(block):
+    """Whether the SDK parsed a block as one of the API's types: it reads a type it does not
+    know into a TextBlock that keeps the unknown type."""
+    declared = type(block).model_fields.get("type")
+    return block.type in getattr(getattr(declared, "annotation", None), "__args__", ())
 
 
 def block_problem(content):
@@ -1649,6 +1667,7 @@ class ScriptedModel:
         self.script = script
         self.position = 0  # the next turn to consider
         self.calls = 0
+        self.off_script = False  # the last reply was the stand-in's note: the prompt was not its
         self.tool_numbers = iter(range(1, 10_000))
         self.messages = SimpleNamespace(create=self.create)
 
@@ -1657,16 +1676,23 @@ class ScriptedModel:
         newest = text_of(messages[-1]) if messages else ""
         turns, prompt = self.script["turns"], self.script.get("prompt")
         typed = typed_text(messages[-1]) if messages else ""
-        if self.position == 0 and prompt and typed != prompt.strip():
+        if prompt and typed == prompt.strip() and self.position > 0 and len(messages) > 1:
+            self.position = 0  # its own prompt again (after a Ctrl-C, say): the script replays
+        self.off_script = bool(self.position == 0 and prompt and typed != prompt.strip())
+        if self.off_script:
             # At its start a script expects its own prompt: another one does not consume it.
             return self.say(model, f"(This is a scripted model, and its script was written for "
-                                   f"the prompt: {prompt.strip()}\nType that prompt to play it, "
-                                   "or /restart to start again.)")
-        while self.position < len(turns):
-            turn = turns[self.position]
-            self.position += 1
-            if turn.get("when", "") in newest:
-                return make_message(turn, model, self.tool_numbers, self.calls)
+                                   f"the prompt: {prompt.strip()}\nType that prompt to play it.)")
+        # The turns ahead first; then, for an answer the script met earlier on another path (a
+        # feedback after an answer in one's own words), the first conditional turn that fits.
+        ahead = range(self.position, len(turns))
+        for number in [*ahead, *range(self.position)]:
+            turn = turns[number]
+            if number in ahead or turn.get("when"):
+                if turn.get("when", "") in newest:
+                    self.position = number + 1
+                    return make_message(turn, model, self.tool_numbers, self.calls)
+        self.position = len(turns)
         return self.say(model, "(The script has no more turns: this is where the recorded "
                                "session ended. In the REPL, /restart plays it again.)")
 
@@ -1730,8 +1756,13 @@ def make_session(args):
     if args.workdir:
         workdir = args.workdir.resolve()
         workdir.mkdir(parents=True, exist_ok=True)
-    elif offline:
-        workdir = Path(tempfile.mkdtemp(prefix=f"{PROMPT_LABEL}-"))
+    elif offline:  # in a folder of the learner's own: no one else's copies are in it
+        own = Path(tempfile.gettempdir()) / f"build-an-agent-{os.getuid()}"
+        own.mkdir(mode=0o700, exist_ok=True)
+        if own.is_symlink() or own.stat().st_uid != os.getuid() or own.stat().st_mode & 0o022:
+            raise OSError(f"{own} is not a folder of yours that only you can write to: "
+                          "remove it, or set TMPDIR to another folder")
+        workdir = Path(tempfile.mkdtemp(prefix=f"{PROMPT_LABEL}-", dir=own))
         shutil.copytree(HERE / "workspace", workdir, dirs_exist_ok=True)
         workdir = workdir.resolve()
     else:
@@ -1745,7 +1776,7 @@ def make_session(args):
         banner.append(f"workdir: {workdir}")
     if offline and not args.workdir:
         banner.append(f"(a fresh copy of workspace/, kept after the run to look at; "
-                      f"rm -rf {workdir.parent}/s0?-* removes them all)")
+                      f"rm -rf {workdir.parent} removes them all)")
     if args.trace:
         open(args.trace, "a").close()  # a trace that cannot be written fails now, not mid-session
     settings = load_settings(workdir)
@@ -1852,7 +1883,15 @@ def main(argv=None):
         if not args.prompt.strip():
             print(f"{CHAPTER}: the prompt is empty", file=sys.stderr)
             return 2
-        return 0 if run_turn(session, args.prompt.strip()) else 1
+        finished = run_turn(session, args.prompt.strip())
+        if isinstance(session.client, ScriptedModel) and session.client.off_script:
+            # Offline, a prompt the script was not written for did not run: say how to run it.
+            played = f"--script {args.script}" if args.script else "--offline"
+            own = json.dumps(session.client.script["prompt"].strip(), ensure_ascii=False)
+            show(f"[The script did not play: it was written for another prompt. To play it: "
+                 f"python {CHAPTER}/code.py {played} {own}]")
+            return 1
+        return 0 if finished else 1
     return repl(session)
 
 

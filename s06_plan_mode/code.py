@@ -93,7 +93,8 @@ def system_prompt(workdir):
 
 def agent_loop(session):
     """Call the model until it stops asking for tools; return its last text."""
-    sent_back = 0  # how often Stop hooks sent the model back to work, in a row
+    sent_back, sent_back_for = 0, None  # how often Stop hooks sent the model back, in a row,
+    # and the answer they last sent back: a model that gives it again has not heeded them.
     session.plan_rejected = False  # a rejection in an interrupted turn must not end this one
     for _ in range(session.max_calls):  # a model that never stops asking for tools stops here
         response = call_model(session, build_request(session))
@@ -106,7 +107,10 @@ def agent_loop(session):
         tool_uses = [block for block in content if block["type"] == "tool_use"]
         if response.stop_reason == "tool_use" and tool_uses:
             results = run_tools(session, tool_uses)
-            reminders = todo_reminder(session, tool_uses, results) + take_notes(session)
+            # A plan the user turned down is their answer, not a round of work without todos.
+            declined, session.plan_feedback = session.plan_rejected or session.plan_feedback, False
+            reminders = [] if declined else todo_reminder(session, tool_uses, results)
+            reminders += take_notes(session)
             add_user_blocks(session.messages, results + reminders)
             if session.plan_rejected:  # the user said no to the plan: the turn ends here
                 session.plan_rejected = False
@@ -116,8 +120,12 @@ def agent_loop(session):
             continue  # the API paused a long turn: sent back as it is, the model goes on with it
         finish_reply(session, response, tool_uses)  # raises TurnStopped if the turn went wrong
         hooked = run_hooks(session, "Stop", stop_hook_active=sent_back > 0, last_message=text)
+        if hooked["decision"] == "block" and text == sent_back_for:
+            show("[A Stop hook asked again, and the model gave the same answer as before: "
+                 "sending it back once more would only repeat it. The turn ends.]")
+            return text
         if hooked["decision"] == "block" and sent_back < STOP_HOOK_LIMIT:
-            sent_back += 1
+            sent_back, sent_back_for = sent_back + 1, text
             show(f"[A Stop hook sends the model back to work: {hooked['reason']}]")
             again = hook_text("Stop", hooked["reason"])
             add_user_blocks(session.messages, [{"type": "text", "text": again}])
@@ -126,8 +134,8 @@ def agent_loop(session):
             show(f"[A Stop hook asked again; after {STOP_HOOK_LIMIT} times in a row "
                  "the turn ends anyway.]")
         return text
-    raise TurnStopped(f"[The turn reached its limit of {session.max_calls} model calls "
-                      "(--max-calls) and stops here. Send a prompt to go on.]")
+    raise TurnStopped(f"[The turn reached its call limit (--max-calls {session.max_calls}): "
+                      "send a prompt to go on.]")
 
 
 def run_tools(session, tool_uses):
@@ -1077,7 +1085,8 @@ def todo_reminder(session, tool_uses, results):
 
 def command_todos(session, argument):
     """/todos shows the current todo list."""
-    show(render_todos(session.todos))
+    show(render_todos(session.todos) if session.todos else
+         "(the todo list is empty: the model has not written one in this conversation)")
 
 
 # todo_write joins the tools. It acts on the session, not on files, so it gets the
@@ -1110,6 +1119,10 @@ PLAN_MODE_STILL_ON = ("<reminder>Plan mode is still on: read and plan only, ask 
                       "with exit_plan_mode.</reminder>")
 PLAN_MODE_ENDED = ("<reminder>Plan mode has ended: the user approved the plan. "
                    "You may change files now.</reminder>")
+# The plan question offers Claude Code's three answers: approve and accept edits, approve and
+# keep asking before each edit (the permission mode stays), or keep planning.
+APPROVE_QUESTION = ("  Approve this plan? [a] yes, and accept edits  [y] yes, ask before edits  "
+                    "[n] no, keep planning  or type feedback: ")
 PLAN_MODE_LEFT = ("<reminder>The user ended plan mode without a plan. "
                   "You may change files now.</reminder>")
 
@@ -1174,35 +1187,51 @@ def plan_file(session):
 
 
 def exit_plan_mode(session, plan):
-    """The tool: show the plan, and let the user approve, answer, or reject it."""
+    """The tool: show the plan; the user approves it (keeping the permission mode, or
+    accepting edits from now on), answers with feedback, or rejects it."""
     if not session.plan_mode:
         raise ToolError("Plan mode is not on, so there is no plan to submit. "
                         "Go ahead with the task.")
     if not plan.strip():
         raise ToolError("The plan is empty. Write the plan in markdown and submit it again.")
+    try:  # refused before the question: an approval must never be lost to a plan unsaved
+        plan.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ToolError(f"The plan cannot be encoded as UTF-8 (character {error.start + 1} is "
+                        "a lone surrogate). Submit it again without that character.") from None
     show("Plan:", 2)
     show(plan, 4)
-    question = "  Approve this plan? [y] yes, start  [n] no  or type feedback: "
-    answer = (read_line(question) or "").strip()
+    answer = (read_line(APPROVE_QUESTION) or "").strip()
     if answer.lower() in ("", "n", "no"):
         session.plan_rejected = True
         raise ToolError("The user rejected the plan. Plan mode stays on. "
                         "Stop here and wait for the user.")
-    if answer.lower() not in ("y", "yes"):
+    if answer.lower() not in ("a", "y", "yes"):
         session.notes.append(answer)
+        session.plan_feedback = True
         raise ToolError("The user did not approve the plan; their feedback follows. "
                         "Plan mode stays on: revise the plan and submit it again "
                         "with exit_plan_mode.")
-    target = plan_file(session)
-    try:
+    try:  # the folder is resolved and checked: a .agent/plans that links out is not written
+        target = resolve_path(session.workdir, shown(session.workdir, plan_file(session)))
         write_atomically(target, plan.rstrip("\n") + "\n")
         saved = f"The plan is saved in {shown(session.workdir, target)}."
+    except ToolError:
+        saved = ("The plan could not be saved (.agent/plans leads outside the working "
+                 "directory), but it is approved all the same.")
     except OSError as error:
         saved = f"The plan could not be saved ({error.strerror}), but it is approved all the same."
     # Plan mode ends only now: a Ctrl-C while the plan is written leaves it on, unapproved.
     session.plan_mode = False
     session.notes.append(PLAN_MODE_ENDED)
-    show(f"[Plan approved; plan mode is off. {saved}]")
+    if answer.lower() == "a":
+        session.mode = "accept_edits"
+        show(f"[Plan approved; plan mode is off, and edits run without asking "
+             f"(mode: accept_edits). {saved}]")
+        return (f"The user approved the plan, and your edits now run without asking "
+                f"(permission mode accept_edits). Plan mode is off: start the work now. "
+                f"{saved}\n\n{plan}")
+    show(f"[Plan approved; plan mode is off, and the mode stays {session.mode}. {saved}]")
     return f"The user approved the plan. Plan mode is off: start the work now. {saved}\n\n{plan}"
 
 
@@ -1642,7 +1671,19 @@ def call_model(session, request):
             trace.write(json.dumps(record) + "\n")
     if session.live:
         show_usage(getattr(response, "usage", None))
+    for block in [block for block in response.content if not sdk_knows(block)]:
+        # Another provider's own kind of block: sent back, it could make every later call fail.
+        show(f"[A block of type {block.type} is not kept: the loop knows text, tool_use and "
+             "the API's own block types.]")
+        response.content.remove(block)
     return response
+
+
+def sdk_knows(block):
+    """Whether the SDK parsed a block as one of the API's types: it reads a type it does not
+    know into a TextBlock that keeps the unknown type."""
+    declared = type(block).model_fields.get("type")
+    return block.type in getattr(getattr(declared, "annotation", None), "__args__", ())
 
 
 def block_problem(content):
@@ -1822,6 +1863,7 @@ class Session:
     session_id: str = field(default_factory=new_session_id)
     plan_mode: bool = False  # a flag beside the permission mode, not one of its values
     plan_rejected: bool = False  # the user said no: end the turn without another model call
+    plan_feedback: bool = False  # the user answered the plan with feedback, this round
     notes: list = field(default_factory=list)  # texts for the next user turn
 
 
@@ -2042,6 +2084,7 @@ class ScriptedModel:
         self.script = script
         self.position = 0  # the next turn to consider
         self.calls = 0
+        self.off_script = False  # the last reply was the stand-in's note: the prompt was not its
         self.tool_numbers = iter(range(1, 10_000))
         self.messages = SimpleNamespace(create=self.create)
 
@@ -2050,16 +2093,23 @@ class ScriptedModel:
         newest = text_of(messages[-1]) if messages else ""
         turns, prompt = self.script["turns"], self.script.get("prompt")
         typed = typed_text(messages[-1]) if messages else ""
-        if self.position == 0 and prompt and typed != prompt.strip():
+        if prompt and typed == prompt.strip() and self.position > 0 and len(messages) > 1:
+            self.position = 0  # its own prompt again (after a Ctrl-C, say): the script replays
+        self.off_script = bool(self.position == 0 and prompt and typed != prompt.strip())
+        if self.off_script:
             # At its start a script expects its own prompt: another one does not consume it.
             return self.say(model, f"(This is a scripted model, and its script was written for "
-                                   f"the prompt: {prompt.strip()}\nType that prompt to play it, "
-                                   "or /restart to start again.)")
-        while self.position < len(turns):
-            turn = turns[self.position]
-            self.position += 1
-            if turn.get("when", "") in newest:
-                return make_message(turn, model, self.tool_numbers, self.calls)
+                                   f"the prompt: {prompt.strip()}\nType that prompt to play it.)")
+        # The turns ahead first; then, for an answer the script met earlier on another path (a
+        # feedback after an answer in one's own words), the first conditional turn that fits.
+        ahead = range(self.position, len(turns))
+        for number in [*ahead, *range(self.position)]:
+            turn = turns[number]
+            if number in ahead or turn.get("when"):
+                if turn.get("when", "") in newest:
+                    self.position = number + 1
+                    return make_message(turn, model, self.tool_numbers, self.calls)
+        self.position = len(turns)
         return self.say(model, "(The script has no more turns: this is where the recorded "
                                "session ended. In the REPL, /restart plays it again.)")
 
@@ -2124,8 +2174,13 @@ def make_session(args):
     if args.workdir:
         workdir = args.workdir.resolve()
         workdir.mkdir(parents=True, exist_ok=True)
-    elif offline:
-        workdir = Path(tempfile.mkdtemp(prefix=f"{PROMPT_LABEL}-"))
+    elif offline:  # in a folder of the learner's own: no one else's copies are in it
+        own = Path(tempfile.gettempdir()) / f"build-an-agent-{os.getuid()}"
+        own.mkdir(mode=0o700, exist_ok=True)
+        if own.is_symlink() or own.stat().st_uid != os.getuid() or own.stat().st_mode & 0o022:
+            raise OSError(f"{own} is not a folder of yours that only you can write to: "
+                          "remove it, or set TMPDIR to another folder")
+        workdir = Path(tempfile.mkdtemp(prefix=f"{PROMPT_LABEL}-", dir=own))
         shutil.copytree(HERE / "workspace", workdir, dirs_exist_ok=True)
         workdir = workdir.resolve()
     else:
@@ -2139,7 +2194,7 @@ def make_session(args):
         banner.append(f"workdir: {workdir}")
     if offline and not args.workdir:
         banner.append(f"(a fresh copy of workspace/, kept after the run to look at; "
-                      f"rm -rf {workdir.parent}/s0?-* removes them all)")
+                      f"rm -rf {workdir.parent} removes them all)")
     if args.trace:
         open(args.trace, "a").close()  # a trace that cannot be written fails now, not mid-session
     settings = load_settings(workdir)
@@ -2254,7 +2309,15 @@ def main(argv=None):
         if not args.prompt.strip():
             print(f"{CHAPTER}: the prompt is empty", file=sys.stderr)
             return 2
-        return 0 if run_turn(session, args.prompt.strip()) else 1
+        finished = run_turn(session, args.prompt.strip())
+        if isinstance(session.client, ScriptedModel) and session.client.off_script:
+            # Offline, a prompt the script was not written for did not run: say how to run it.
+            played = f"--script {args.script}" if args.script else "--offline"
+            own = json.dumps(session.client.script["prompt"].strip(), ensure_ascii=False)
+            show(f"[The script did not play: it was written for another prompt. To play it: "
+                 f"python {CHAPTER}/code.py {played} {own}]")
+            return 1
+        return 0 if finished else 1
     return repl(session)
 
 

@@ -204,13 +204,15 @@ def test_scenario_in_the_repl_runs_the_prompt_then_q_ends_it(run):
         for line in out
         if line.startswith("workdir: ")
     ]
-    assert [Path(workdir).parent for workdir in workdirs] == [(run.base / "tmp").resolve()]
+    # In a folder of the learner's own under TMPDIR: on a shared /tmp, no one else's copies.
+    own = (run.base / "tmp").resolve() / f"build-an-agent-{os.getuid()}"
+    assert [Path(workdir).parent for workdir in workdirs] == [own]
     # The copy stays after the run, so that the learner can look at it; the banner says how
     # to remove such copies, and the REPL how to get help.
     at = out.index(f"workdir: {workdirs[0]}  (also HOME for the tools, offline)")
     assert out[at + 1 : at + 2] == [
         f"(a fresh copy of workspace/, kept after the run to look at; "
-        f"rm -rf {(run.base / 'tmp').resolve()}/s0?-* removes them all)"
+        f"rm -rf {own} removes them all)"
     ]
     assert Path(workdirs[0]).is_dir()
     assert "/help lists the commands; q leaves." in out

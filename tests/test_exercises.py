@@ -159,6 +159,31 @@ def test_with_its_solution_applied_the_check_passes(solved, name):
     check_of(copy.exercise).check(copy.code)
 
 
+SLOPPY = {  # s01's exercise 1 solved with a pattern that is too wide: its check must say so
+    r"(curl|wget).*\|": "bash now refuses 'curl -s https://example.com/data.json | jq .', which "
+                         "pipes nothing from the internet into a shell: make the pattern narrower.",
+    r"(curl|wget)[^|]*\|\s*(sudo\s+)?(ba|z)?sh": "bash now refuses 'curl -s "
+    "https://example.com/lint.sh | shellcheck -', which pipes nothing from the internet into a "
+    "shell: make the pattern narrower.",
+    r"(curl|wget)\s.*\|": "bash now refuses 'curl -s https://example.com/data.json | jq .', which "
+                        "pipes nothing from the internet into a shell: make the pattern narrower.",
+}
+
+
+@pytest.mark.parametrize("pattern", SLOPPY)
+def test_s01_exercise_1_refuses_a_pattern_that_also_refuses_harmless_pipes(
+        solved, tmp_path, pattern):
+    copy = solved["s01_loop-ex1"]
+    code = tmp_path / "code.py"
+    right = r'(r"\b(curl|wget)\b[^|]*\|\s*(sudo\s+)?(ba|z)?sh\b", '
+    shipped = copy.code.read_text(encoding="utf-8")
+    assert right in shipped
+    code.write_text(shipped.replace(right, f'(r"{pattern}", '), encoding="utf-8")
+    with pytest.raises(Missing) as caught:
+        check_of(copy.exercise).check(code)
+    assert str(caught.value).splitlines()[0] == SLOPPY[pattern]
+
+
 def what_the_model_sees(module):
     return {"system": module.system_prompt("/WORKDIR").replace("/WORKDIR", "{workdir}"),
             "tools": module.TOOLS}

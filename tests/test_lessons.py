@@ -591,7 +591,10 @@ def normalize(text, scratch=None):
     gone."""
     if scratch is not None:
         text = text.replace(str(scratch), "$TMPDIR")
-    text = re.sub(r"(\$TMPDIR/s\d\d-)[a-z0-9_]{8}(?![a-z0-9_])", r"\1xxxx", text)
+    # The offline copies' folder of the learner's own, $TMPDIR/build-an-agent-<uid>/sNN-xxxxxxxx
+    text = re.sub(r"(\$TMPDIR/build-an-agent-)\d+(?!\d)", r"\1$UID", text)
+    copy = r"(\$TMPDIR/(?:build-an-agent-\$UID/)?s\d\d-)[a-z0-9_]{8}(?![a-z0-9_])"
+    text = re.sub(copy, r"\1xxxx", text)
     text = re.sub(r"(?<![\w.])/\S*?/(?=s\d\d_\w+/)", ".../", text)
     text = text.replace(str(ROOT), "...")
     text = re.sub(r"http://127\.0\.0\.1:\d+", "http://127.0.0.1:PORT", text)
@@ -620,6 +623,32 @@ def ci_commands():
     lines = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     return {" ".join(word for word in line.split() if word != "-q") for line in lines
             if line.strip() and not line.lstrip().startswith("#")}
+
+
+def set_up_and_test_commands(commands):
+    """The venv, pip install and whole-suite commands of a list, in order, pip's -q left out."""
+    return [" ".join(word for word in words if word != "-q") for words in commands
+            if words[:3] == ["python3", "-m", "venv"] or words[:2] == [".venv/bin/pip", "install"]
+            or words in ([".venv/bin/python", "-m", "pytest", "-n", "2"],)]
+
+
+def test_ci_runs_the_readmes_set_up_and_test_commands_in_its_order():
+    scripts = bash_scripts((ROOT / "README.md").read_text(encoding="utf-8"), "README.md")
+    readme = [command.words for script in scripts for command in script.commands]
+    # The README gives the notebooks' install after the test command; CI installs before testing.
+    ci = [line.split() for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+          if line.strip() and not line.lstrip().startswith("#")]
+    assert sorted(set_up_and_test_commands(ci)) == sorted(set_up_and_test_commands(readme))
+    assert set_up_and_test_commands(ci) == [
+        "python3 -m venv .venv",
+        ".venv/bin/pip install -r requirements.txt",
+        ".venv/bin/pip install -r requirements-notebooks.txt",
+        ".venv/bin/pip install -r requirements-dev.txt",
+        ".venv/bin/python -m pytest -n 2",
+    ]
+    chapters = (ROOT / "requirements.txt").read_text(encoding="utf-8")
+    assert [line.split(">")[0] for line in chapters.splitlines()
+            if line and not line.startswith("#")] == ["anthropic", "python-dotenv"]
 
 
 # Offline runs with the same command line and stdin, made once: {key: Future}

@@ -114,8 +114,10 @@ def test_a_script_given_is_played_offline_even_with_a_key(tmp_path):
     )  # nothing listens there
     script = ROOT / "s01_loop" / "scenario.json"
 
+    prompt = json.loads(script.read_text(encoding="utf-8"))["prompt"]  # its own: it plays
+
     done = run_chapter(
-        "s01_loop", "--workdir", str(tmp_path), "--script", str(script), "hi", env=env
+        "s01_loop", "--workdir", str(tmp_path), "--script", str(script), prompt, env=env
     )
 
     assert (done.returncode, done.stderr) == (0, "")

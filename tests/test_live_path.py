@@ -579,8 +579,8 @@ def test_the_call_budget_ends_the_turn_with_one_line_and_a_history_that_takes_a_
                assistant(calls[1]), user(result("toolu_loop_2", "2\n[exit code: 0]"))]
     assert session.messages == history
     assert len(api.seen) == 2
-    assert said(capsys)[-1] == ("[The turn reached its limit of 2 model calls (--max-calls) "
-                                "and stops here. Send a prompt to go on.]")
+    assert said(capsys)[-1] == (
+        "[The turn reached its call limit (--max-calls 2): send a prompt to go on.]")
 
     assert chapter.run_turn(session, "go on") is True
     joined = history[:-1] + [user(result("toolu_loop_2", "2\n[exit code: 0]"), text("go on"))]
@@ -617,8 +617,8 @@ ONE_SHOT = {  # what the loopback API answers; the exit code; the last line on t
                      "API error: 401 invalid x-api-key. Check ANTHROPIC_API_KEY."),
     "the call budget": ([message(tool_use("toolu_1", "bash", {"command": "true"}),
                                  stop_reason="tool_use")], 1,
-                        "[The turn reached its limit of 1 model calls (--max-calls) and stops "
-                        "here. Send a prompt to go on.]"),
+                        "[The turn reached its call limit (--max-calls 1): send a prompt to go "
+                        "on.]"),
 }
 
 
@@ -747,3 +747,79 @@ def test_clear_offline_says_that_the_script_goes_on_where_it_was(every, tmp_path
                             + " The script goes on where it was (/restart plays it from its "
                             "start).]"]
     assert (session.messages, session.client.position) == ([], 1)
+
+
+# ======================================================================
+# Other providers: a reply without the fields only Anthropic's API sends
+# ======================================================================
+
+def test_a_reply_without_stop_details_or_cache_fields_is_one_usage_line_and_a_valid_history(
+    edge, api, tmp_path, capsys
+):
+    session = live_session(edge, api, tmp_path)
+    # As an Anthropic-compatible endpoint may send it: no stop_details, usage without cache_*.
+    api.answer(message(text("Hello."), usage={"input_tokens": 9, "output_tokens": 4}),
+               message(text("Again."), usage={"input_tokens": 11, "output_tokens": 2,
+                                              "cache_read_input_tokens": None}))
+
+    assert edge.run_turn(session, "hi") is True
+    assert edge.run_turn(session, "again") is True
+
+    history = [user(text("hi")), assistant(text("Hello.")), user(text("again")),
+               assistant(text("Again."))]
+    assert session.messages == history
+    assert api.bodies()[1] == live_request(edge, session, history[:3])
+    assert said(capsys) == [
+        "  [tokens: 9 in (0 read from the cache, 0 written to it), 4 out]", "Hello.",
+        "  [tokens: 11 in (0 read from the cache, 0 written to it), 2 out]", "Again.",
+    ]
+
+
+def test_a_reply_whose_usage_is_null_says_so_in_its_line(edge, api, tmp_path, capsys):
+    session = live_session(edge, api, tmp_path)
+    body = json.loads(message(text("Hi.")).body)
+    body["usage"] = None
+    api.answer(raw(json.dumps(body).encode()))
+
+    assert edge.run_turn(session, "hi") is True
+
+    assert said(capsys) == ["  [tokens: the reply did not say how many]", "Hi."]
+    assert session.messages == [user(text("hi")), assistant(text("Hi."))]
+
+
+def test_an_unknown_stop_reason_ends_the_turn_with_one_line_and_a_history_that_goes_on(
+    edge, api, tmp_path, capsys
+):
+    session = live_session(edge, api, tmp_path)
+    api.answer(message(text("Partly done."), stop_reason="length_exceeded", usage=usage()),
+               message(text("Going on."), usage=usage()))
+
+    assert edge.run_turn(session, "hi") is False
+    assert edge.run_turn(session, "go on") is True
+
+    history = [user(text("hi")), assistant(text("Partly done.")), user(text("go on")),
+               assistant(text("Going on."))]
+    assert session.messages == history
+    assert api.bodies()[1] == live_request(edge, session, history[:3])
+    assert said(capsys) == [usage_line(), "Partly done.",
+                            "[The model stopped: length_exceeded.]", usage_line(), "Going on."]
+
+
+def test_an_unknown_block_type_is_kept_out_of_the_history_with_one_line(
+    edge, api, tmp_path, capsys
+):
+    session = live_session(edge, api, tmp_path)
+    reasoning = {"type": "reasoning_content", "reasoning": "The user greets me."}
+    api.answer(message(reasoning, text("Hello."), usage=usage()),
+               message(text("Again."), usage=usage()))
+
+    assert edge.run_turn(session, "hi") is True
+    assert edge.run_turn(session, "again") is True
+
+    history = [user(text("hi")), assistant(text("Hello.")), user(text("again")),
+               assistant(text("Again."))]
+    assert session.messages == history
+    assert api.bodies()[1] == live_request(edge, session, history[:3])
+    assert said(capsys) == [usage_line(), "[A block of type reasoning_content is not kept: "
+                            "the loop knows text, tool_use and the API's own block types.]",
+                            "Hello.", usage_line(), "Again."]

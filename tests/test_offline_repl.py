@@ -33,7 +33,7 @@ from support import (
 )
 
 HONEST = ("(This is a scripted model, and its script was written for the prompt: {}\n"
-          "Type that prompt to play it, or /restart to start again.)")
+          "Type that prompt to play it.)")
 OVER = ("(The script has no more turns: this is where the recorded session ended. "
         "In the REPL, /restart plays it again.)")
 HOME_NOTE = "  (also HOME for the tools, offline)"
@@ -100,12 +100,65 @@ def test_a_trace_replays_when_its_prompt_came_with_notes_after_it(chapter, tmp_p
     assert chapter.ScriptedModel(script).messages.create(model="m", messages=sent) == answer
 
 
-def test_a_scenario_run_one_shot_with_another_prompt_says_what_the_script_is_for():
+def test_a_scenario_run_one_shot_with_another_prompt_says_how_to_play_it_and_exits_1():
     result = run_chapter("s01_loop", "--offline", "hello?")
     prompt = scenario("s01_loop")["prompt"]
-    assert (result.returncode, result.stderr) == (0, "")
-    assert result.stdout.splitlines()[-2:] == HONEST.format(prompt).splitlines()
-    assert "/help" not in result.stdout  # one shot: no REPL, no commands
+    assert (result.returncode, result.stderr) == (1, "")
+    assert result.stdout.splitlines()[-3:] == HONEST.format(prompt).splitlines() + [
+        "[The script did not play: it was written for another prompt. To play it: "
+        f'python s01_loop/code.py --offline "{prompt}"]'
+    ]
+    assert "/help" not in result.stdout and "/restart" not in result.stdout  # one shot: no REPL
+
+
+def test_one_shot_with_another_prompt_exits_1_and_names_the_script_it_plays(chapter, tmp_path,
+                                                                             capsys):
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+    work = tmp_path / "work"
+    assert chapter.main(["--script", str(script), "--workdir", str(work), "hello?"]) == 1
+    assert capsys.readouterr().out.splitlines()[-3:] == HONEST.format("say hi").splitlines() + [
+        "[The script did not play: it was written for another prompt. To play it: "
+        f'python {chapter.CHAPTER}/code.py --script {script} "say hi"]'
+    ]
+    assert chapter.main(["--script", str(script), "--workdir", str(work), "say hi"]) == 0
+
+
+def test_the_scripts_own_prompt_again_plays_it_again(chapter, tmp_path, capsys):
+    model = chapter.ScriptedModel(SCRIPT)
+    session = new_session(chapter, model, tmp_path)
+
+    chapter.run_turn(session, "say hi")
+    chapter.run_turn(session, "say hi")
+
+    assert session.messages == [
+        user(text("say hi")), assistant(text("Hi.")),
+        user(text("say hi")), assistant(text("Hi.")),
+    ]
+    assert capsys.readouterr().out == "Hi.\nHi.\n"
+
+
+def test_an_answer_the_script_met_on_another_path_is_answered_by_its_turn(chapter, tmp_path):
+    # The turns ahead have nothing for "some feedback"; an earlier conditional turn has, and the
+    # script goes on from there.
+    script = {"prompt": "go", "turns": [
+        {"content": [{"type": "text", "text": "First."}]},
+        {"when": "feedback", "content": [{"type": "text", "text": "Revised."}]},
+        {"when": "ok", "content": [{"type": "text", "text": "Done."}]},
+    ]}
+    model = chapter.ScriptedModel(script)
+    session = new_session(chapter, model, tmp_path)
+
+    for prompt in ["go", "ok", "some feedback", "ok", "and now?"]:
+        chapter.run_turn(session, prompt)
+
+    assert session.messages == [
+        user(text("go")), assistant(text("First.")),
+        user(text("ok")), assistant(text("Done.")),
+        user(text("some feedback")), assistant(text("Revised.")),
+        user(text("ok")), assistant(text("Done.")),
+        user(text("and now?")), assistant(text(OVER)),
+    ]
 
 
 # ======================================================================
@@ -159,7 +212,8 @@ def test_restart_offline_makes_a_new_session_in_a_fresh_copy_of_the_workspace(
         "[Restarted: the script plays from its start, with a new history; "
         f"workdir: {session.workdir}]\n"
     )
-    assert session.workdir != first_workdir and session.workdir.parent == tmp_path.resolve()
+    own = tmp_path.resolve() / f"build-an-agent-{os.getuid()}"
+    assert session.workdir != first_workdir and session.workdir.parent == own
     assert sorted(p.name for p in session.workdir.iterdir()) == sorted(
         p.name for p in (chapter.HERE / "workspace").iterdir()
     )
@@ -235,7 +289,9 @@ def test_the_repl_forgives_a_wrong_prompt_and_restart_plays_the_scenario_again(n
         for line in out
         if line.startswith("workdir: ")
     ]
-    workdirs = sorted(str(path) for path in tmp_path.resolve().iterdir())
+    own = tmp_path.resolve() / f"build-an-agent-{os.getuid()}"  # the learner's own folder
+    assert sorted(path.name for path in tmp_path.iterdir()) == [own.name]
+    workdirs = sorted(str(path) for path in own.iterdir())
     assert len(first) == 1 and len(workdirs) == 2 and first[0] in workdirs
     second = next(path for path in workdirs if path != first[0])
     assert restarted == [
@@ -451,3 +507,108 @@ def test_s03_no_and_always_end_with_what_really_happened(answer, tmp_path):
     ending = S03_ENDINGS[answer]
     assert result.stdout.splitlines()[-len(ending) :] == ending
     assert (tmp_path / "hello.txt").exists() is (answer == "a")
+
+
+# ======================================================================
+# Off the script: each way off it has a next step
+# ======================================================================
+
+def scenario_session(name, tmp_path):
+    """The chapter's offline session on a copy of its workspace, as the command line makes it."""
+    chapter = load_chapter(name)
+    work = tmp_path / "work"
+    shutil.copytree(ROOT / name / "workspace", work)
+    session, _ = chapter.make_session(chapter.parse_args(["--offline", "--workdir", str(work)]))
+    return chapter, session, work
+
+
+def test_s03_ctrl_c_at_the_question_then_the_prompt_again_plays_the_script_again(
+        monkeypatch, tmp_path, capsys):
+    s03, session, work = scenario_session("s03_permissions", tmp_path)
+    answers = iter([KeyboardInterrupt, "y"])
+
+    def keyboard(prompt=""):
+        answer = next(answers)
+        if answer is KeyboardInterrupt:
+            raise KeyboardInterrupt
+        return answer
+
+    monkeypatch.setattr("builtins.input", keyboard)
+    prompt = scenario("s03_permissions")["prompt"]
+    assert s03.run_turn(session, prompt) is False
+    assert not (work / "hello.txt").exists()
+    assert s03.run_turn(session, prompt) is True
+
+    assert (work / "hello.txt").read_text() == "Hello from s03!\n"
+    done = 'Done: hello.txt holds one line, "Hello from s03!".'
+    assert session.messages[-1] == assistant(text(done))
+    assert "(The script has no more turns" not in capsys.readouterr().out
+
+
+S04_OFF_SCRIPT = [
+    "(This is a scripted model, and its script was written for the prompt: Add a subtract(a, b) "
+    "function to calc.py.",
+    "Type that prompt to play it.)",
+    "[A Stop hook sends the model back to work: The tests fail. Run python3 -m unittest and fix "
+    "them before you finish.]",
+    "(This is a scripted model, and its script was written for the prompt: Add a subtract(a, b) "
+    "function to calc.py.",
+    "Type that prompt to play it.)",
+    "[A Stop hook asked again, and the model gave the same answer as before: sending it back "
+    "once more would only repeat it. The turn ends.]",
+]
+
+
+def test_s04_the_stop_hook_does_not_loop_on_the_same_answer_to_an_off_script_prompt(
+        tmp_path, capsys):
+    s04, session, work = scenario_session("s04_hooks", tmp_path)
+    capsys.readouterr()
+
+    assert s04.run_turn(session, "hello?") is True
+
+    assert capsys.readouterr().out.splitlines() == S04_OFF_SCRIPT
+    assert s04.run_turn(session, scenario("s04_hooks")["prompt"]) is True  # the script then plays
+    assert "def subtract(a, b):\n    return a - b\n" in (work / "calc.py").read_text()
+
+
+@pytest.mark.parametrize("name", ["s04_hooks", "s05_todo_write", "s06_plan_mode"])
+def test_a_stop_hook_that_gets_the_same_answer_again_ends_the_turn(name, tmp_path, capsys):
+    chapter = load_chapter(name)
+    client = FakeClient(reply(text("No.")), reply(text("No.")))  # a third call fails the test
+    session = new_session(chapter, client, tmp_path)
+    chapter.add_hook(session, "Stop", lambda event: {"decision": "block", "reason": "go on"})
+
+    assert chapter.run_turn(session, "stop?") is True
+
+    assert session.messages == [
+        user(text("stop?")), assistant(text("No.")),
+        user(text('<hook event="Stop">go on</hook>')), assistant(text("No.")),
+    ]
+    assert capsys.readouterr().out.splitlines() == [
+        "No.",
+        "[A Stop hook sends the model back to work: go on]",
+        "No.",
+        "[A Stop hook asked again, and the model gave the same answer as before: sending it back "
+        "once more would only repeat it. The turn ends.]",
+    ]
+
+
+def test_offline_copies_go_in_a_folder_of_the_learners_own_and_one_of_someone_else_is_refused(
+        chapter, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(chapter.tempfile, "tempdir", str(tmp_path))
+    session, banner = chapter.make_session(chapter.parse_args(["--offline"]))
+    own = tmp_path.resolve() / f"build-an-agent-{os.getuid()}"
+    assert session.workdir.parent == own
+    assert (own.stat().st_mode & 0o777, sorted(tmp_path.iterdir())) == (0o700, [own])
+    assert banner[3] == (f"(a fresh copy of workspace/, kept after the run to look at; "
+                         f"rm -rf {own} removes them all)")
+
+    shutil.rmtree(own)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    own.symlink_to(elsewhere)  # planted on a shared /tmp: the copies would go where it points
+    assert chapter.main(["--offline", "hi"]) == 2
+    assert capsys.readouterr().err == (
+        f"{chapter.CHAPTER}: {own} is not a folder of yours that only you can write to: remove "
+        "it, or set TMPDIR to another folder\n")
+    assert list(elsewhere.iterdir()) == []

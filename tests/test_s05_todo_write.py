@@ -507,7 +507,9 @@ def test_slash_todos_prints_the_current_list(s05, tmp_path, keyboard, capsys):
     session = new_session(s05, client, tmp_path)
 
     s05.run_command(session, "/todos")
-    assert capsys.readouterr().out == "(0/0 completed)\n"
+    assert capsys.readouterr().out == (
+        "(the todo list is empty: the model has not written one in this conversation)\n"
+    )
 
     s05.run_turn(session, "plan")
     capsys.readouterr()

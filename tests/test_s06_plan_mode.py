@@ -65,7 +65,10 @@ ENDED = (
 TODO_REMINDER = "<reminder>Update your todos.</reminder>"
 
 ENTER_RESULT = "Plan mode is on. Explore, then submit your plan with exit_plan_mode."
-APPROVE_QUESTION = "  Approve this plan? [y] yes, start  [n] no  or type feedback: "
+APPROVE_QUESTION = (
+    "  Approve this plan? [a] yes, and accept edits  [y] yes, ask before edits  "
+    "[n] no, keep planning  or type feedback: "
+)
 FEEDBACK_RESULT = ("The user did not approve the plan; their feedback follows. "
                    "Plan mode stays on: revise the plan and submit it again with exit_plan_mode.")
 REJECTED_RESULT = "The user rejected the plan. Plan mode stays on. Stop here and wait for the user."
@@ -383,6 +386,94 @@ def test_approval_saves_the_plan_and_ends_plan_mode(s06, workdir, keyboard, mode
     assert (session.plan_mode, session.mode) == (False, mode)
 
 
+ACCEPTED = (
+    "The user approved the plan, and your edits now run without asking (permission mode "
+    "accept_edits). Plan mode is off: start the work now. The plan is saved in "
+    ".agent/plans/plan-test-session.md.\n\n" + PLAN
+)
+
+
+@pytest.mark.parametrize("mode", ["default", "accept_edits", "bypass"])
+@pytest.mark.parametrize("answer", ["a", " A "])
+def test_approval_with_a_accepts_edits_from_then_on(s06, workdir, keyboard, capsys, mode, answer):
+    client = FakeClient(
+        reply(exit_plan("t1")),
+        reply(tool_use("t2", "write_file", {"path": "b.txt", "content": "new\n"})),
+        reply(text("Done.")),
+    )
+    session = plan_session(s06, client, workdir, mode=mode)
+    keyboard.feed(answer)  # and nothing more: a permission question would get EOF, a no
+
+    s06.run_turn(session, "add a file")
+
+    assert session.messages == [
+        user(text("add a file"), text(ENTERED)),
+        assistant(exit_plan("t1")),
+        user(result("t1", ACCEPTED), text(ENDED)),
+        assistant(tool_use("t2", "write_file", {"path": "b.txt", "content": "new\n"})),
+        user(result("t2", "Created b.txt (4 characters).")),
+        assistant(text("Done.")),
+    ]
+    assert keyboard.asked == [APPROVE_QUESTION]
+    assert (session.plan_mode, session.mode) == (False, "accept_edits")
+    assert files(workdir) == {
+        "a.txt": "hello\n",
+        "b.txt": "new\n",
+        ".agent/plans/plan-test-session.md": PLAN_SAVED,
+    }
+    assert (
+        "[Plan approved; plan mode is off, and edits run without asking (mode: accept_edits). "
+        "The plan is saved in .agent/plans/plan-test-session.md.]\n"
+    ) in capsys.readouterr().out
+
+
+WRITE_B_QUESTION = "    [y] yes  [a] always (saved to .agent/settings.json)  [n] no: "
+DENIED_BY_THE_USER = (
+    "The user denied this call. Do not try it again as it is; ask the user, or find another way."
+)
+
+
+@pytest.mark.parametrize("answer", ["y", "yes"])
+def test_approval_with_y_keeps_asking_before_edits(s06, workdir, keyboard, capsys, answer):
+    client = FakeClient(
+        reply(exit_plan("t1")),
+        reply(tool_use("t2", "write_file", {"path": "b.txt", "content": "new\n"})),
+        reply(text("Not written.")),
+    )
+    session = plan_session(s06, client, workdir)
+    keyboard.feed(answer, "n")
+
+    s06.run_turn(session, "add a file")
+
+    assert (session.plan_mode, session.mode) == (False, "default")
+    assert keyboard.asked == [APPROVE_QUESTION, WRITE_B_QUESTION]  # the edit asked first
+    assert session.messages[4] == user(result("t2", DENIED_BY_THE_USER, is_error=True))
+    assert files(workdir) == {"a.txt": "hello\n", ".agent/plans/plan-test-session.md": PLAN_SAVED}
+    assert (
+        "[Plan approved; plan mode is off, and the mode stays default. "
+        "The plan is saved in .agent/plans/plan-test-session.md.]\n"
+    ) in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "answers, plan_mode",
+    [(["n"], True), (["no"], True), ([""], True), ([], True), (["make it smaller"], True)],
+    ids=["n", "no", "empty", "EOF", "feedback"],
+)
+@pytest.mark.parametrize("mode", ["default", "accept_edits"])
+def test_the_permission_mode_after_a_no_or_feedback_is_unchanged(
+    s06, workdir, keyboard, mode, answers, plan_mode
+):
+    client = FakeClient(reply(exit_plan("t1")), reply(text("Revising.")))
+    session = plan_session(s06, client, workdir, mode=mode)
+    keyboard.feed(*answers)
+
+    s06.run_turn(session, "add a line")
+
+    assert (session.plan_mode, session.mode) == (plan_mode, mode)
+    assert files(workdir) == {"a.txt": "hello\n"}
+
+
 @pytest.mark.parametrize("answer", ["also document it", "  also document it  "])
 def test_feedback_keeps_plan_mode_and_goes_on(s06, workdir, keyboard, answer):
     client = FakeClient(reply(exit_plan("t1")), reply(text("Revising.")))
@@ -604,6 +695,67 @@ def test_a_failed_rename_leaves_no_partial_file(s06, workdir, keyboard, monkeypa
         sorted(path.name for path in (workdir / ".agent" / "plans").iterdir()) == []
     )  # no temp file, no plan
     assert files(workdir) == {"a.txt": "hello\n"}
+
+
+@pytest.mark.parametrize("link", [".agent", ".agent/plans", ".agent/plans/plan-test-session.md"])
+def test_a_plan_folder_that_links_out_is_not_written_and_the_plan_is_approved(
+    s06, workdir, keyboard, tmp_path_factory, link
+):
+    outside = tmp_path_factory.mktemp("outside")
+    (workdir / ".agent" / "plans").mkdir(parents=True)
+    if link != ".agent/plans/plan-test-session.md":
+        shutil.rmtree(workdir / ".agent" / "plans")
+        if link == ".agent":
+            shutil.rmtree(workdir / ".agent")
+    (workdir / link).symlink_to(outside / "plan-test-session.md" if link.endswith(".md")
+                                else outside, target_is_directory=not link.endswith(".md"))
+    client = FakeClient(reply(exit_plan("t1")), reply(text("Starting.")))
+    session = plan_session(s06, client, workdir)
+    keyboard.feed("y")
+
+    s06.run_turn(session, "add a line")
+
+    saved = ("The plan could not be saved (.agent/plans leads outside the working directory), "
+             "but it is approved all the same.")
+    assert session.messages[2] == user(result("t1", approved(saved)), text(ENDED))
+    assert session.plan_mode is False
+    assert sorted(outside.rglob("*")) == []
+
+
+def test_a_plan_that_cannot_be_encoded_is_refused_before_the_question(s06, workdir, keyboard):
+    broken = "## Plan\n\n1. Say \ud800 hello.\n"
+    client = FakeClient(reply(exit_plan("t1", broken)), reply(text("Resending.")))
+    session = plan_session(s06, client, workdir)
+    keyboard.feed("y")  # never read: the question is not asked
+
+    s06.run_turn(session, "add a line")
+
+    refused = ("The plan cannot be encoded as UTF-8 (character 17 is a lone surrogate). "
+               "Submit it again without that character.")
+    assert session.messages == [
+        user(text("add a line"), text(ENTERED)),
+        assistant(exit_plan("t1", broken)),
+        user(result("t1", refused, is_error=True)),
+        assistant(text("Resending.")),
+    ]
+    assert keyboard.asked == []
+    assert session.plan_mode is True
+    assert files(workdir) == {"a.txt": "hello\n"}
+
+
+@pytest.mark.parametrize("answer", ["n", "make it smaller"], ids=["rejection", "feedback"])
+def test_a_plan_turned_down_is_not_a_round_without_a_todo_update(s06, workdir, keyboard, answer):
+    client = FakeClient(reply(exit_plan("t1")), reply(text("Revising.")))
+    session = plan_session(s06, client, workdir)
+    session.rounds_since_todo = 2  # the next round of work would bring the reminder
+    keyboard.feed(answer)
+
+    s06.run_turn(session, "add a line")
+
+    said = REJECTED_RESULT if answer == "n" else FEEDBACK_RESULT
+    notes = [] if answer == "n" else [text(answer)]
+    assert session.messages[2] == user(result("t1", said, is_error=True), *notes)
+    assert (session.rounds_since_todo, session.plan_feedback) == (2, False)
 
 
 # ---- plan mode beside the rest -------------------------------------------------------------
@@ -923,9 +1075,10 @@ def offline_runs(tmp_path_factory):
 
 
 def test_the_scenario_answers_the_question_then_approves():
-    # Option 2: not the one the model recommends, so the run shows whose decision it is.
+    # Option 2: not the one the model recommends, so the run shows whose decision it is; then
+    # `a`, approve and accept edits, so that the work runs without a question.
     # (tests/test_chapters.py plays these answers: the run ends with the script's last turn.)
-    assert SCENARIO["answers"] == ["2", "y"]
+    assert SCENARIO["answers"] == ["2", "a"]
     assert scripted("(3/3 completed)") == SCENARIO["turns"][-1]
 
 
@@ -1101,10 +1254,8 @@ def test_offline_rejected_plan_changes_nothing(offline_runs):
     assert files(run.work) == run.before
     assert tool_calls(run.calls) == BEFORE_THE_PLAN + ["exit_plan_mode"]
     assert len(run.calls) == 5  # the turn ended at the rejection: no further model call
-    assert run.done.stdout.splitlines()[-2:] == [
-        f"    error: {REJECTED_RESULT}",
-        f"  {TODO_REMINDER}",
-    ]
+    # No todo reminder: the user turned the plan down, the model did no work in that round.
+    assert run.done.stdout.splitlines()[-1:] == [f"    error: {REJECTED_RESULT}"]
 
 
 @pytest.mark.slow
@@ -1141,12 +1292,12 @@ def test_offline_option_2_then_feedback_brings_a_revised_plan(offline_runs):
     revision_request = run.calls[5]["request"]
     assert revision_request["messages"][-1] == user(
         result("toolu_06", FEEDBACK_RESULT, is_error=True),
-        text(TODO_REMINDER),
         text("also document it"),
     )
     assert [tool["name"] for tool in revision_request["tools"]] == PLAN_TOOLS
     assert run.calls[6]["request"]["messages"][-1] == user(
         result("toolu_07", approved(f"The plan is saved in {run.plan_name}.", REVISED_PLAN)),
+        text(TODO_REMINDER),  # the feedback round did not count: this is the third round
         text(ENDED),
     )
 
@@ -1199,7 +1350,6 @@ def test_offline_after_a_rejection_the_script_says_so_then_that_it_is_over(s06, 
     assert session.messages[played - 1 :] == [
         user(
             result("toolu_06", REJECTED_RESULT, is_error=True),
-            text(TODO_REMINDER),
             text("what now?"),
             text(STILL_ON),
         ),
@@ -1226,7 +1376,6 @@ def test_offline_plan_off_at_once_after_a_rejection_is_not_answered_as_a_rejecti
     assert session.messages[played - 1 :] == [
         user(
             result("toolu_06", REJECTED_RESULT, is_error=True),
-            text(TODO_REMINDER),
             text("go on"),
             text(LEFT),
         ),
@@ -1365,3 +1514,27 @@ def test_plan_off_after_a_turn_in_plan_mode_tells_the_model_once(s06, workdir, c
         "[Plan mode is off, without a plan; the permission mode is default again.]",
         "plan mode: off   (/plan TASK to plan a task, /plan off to leave plan mode)",
     ]
+
+
+def test_offline_own_words_then_feedback_brings_the_revised_plan_and_the_work(
+    s06, tmp_path, keyboard
+):
+    session, work, before = scenario_session(s06, tmp_path)
+    keyboard.feed("only if it stays short", "Also document it in README.md", "y")
+
+    assert s06.run_turn(session, SCENARIO["prompt"]) is True
+
+    texts = assistant_texts(session.messages)
+    assert texts[4:6] == [
+        "Thanks. (This scripted model cannot follow an answer in your own words, so its plan "
+        "keeps to what the request asks: greet.py only.) Here is my plan.",
+        "Thanks, I've revised the plan.",
+    ]
+    assert texts[-1] == DONE_WITH_README
+    assert files(work) == {
+        **before,
+        f".agent/plans/plan-{session.session_id}.md": REVISED_PLAN + "\n",
+        "greet.py": GREET_AFTER,
+        "README.md": README_AFTER,
+    }
+    assert (session.plan_mode, session.mode) == (False, "default")

@@ -727,6 +727,14 @@ class Normaliser:
             stem = made.name.rsplit("-", 1)[0] if "-" in made.name else "workdir"
             for form in {str(made), str(made.resolve())}:
                 replacements[form] = f"{SHOWN_TMPDIR}/{stem}-xxxx"
+            if re.fullmatch(r"build-an-agent-\d+", made.name):  # the learner's offline copies
+                own = f"{SHOWN_TMPDIR}/build-an-agent-$UID"
+                for form in {str(made), str(made.resolve())}:
+                    replacements[form] = own
+                for copy in sorted(path for path in made.iterdir() if path.is_dir()):
+                    stem = copy.name.rsplit("-", 1)[0]
+                    for form in {str(copy), str(copy.resolve())}:
+                        replacements[form] = f"{own}/{stem}-xxxx"
         for form in {str(folder), str(folder.resolve())}:
             replacements[form] = SHOWN_TMPDIR
         root = chapter.folder.parent.resolve()

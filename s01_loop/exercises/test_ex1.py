@@ -39,6 +39,12 @@ HARMLESS = [
     "curl -fsSL -o install.sh https://example.com/install.sh",
     "wget https://example.com/data.csv",
     "cat install.sh | sh",
+    # A download piped into a program that is not a shell runs, and so does a pipe that only
+    # names curl: a pattern such as `(curl|wget).*\|` refuses these.
+    "curl -s https://example.com/data.json | jq .",
+    "wget -qO- https://example.com/site.tar.gz | tar xz",
+    "curl -s https://example.com/lint.sh | shellcheck -",
+    "echo curl | cat",
 ]
 
 
