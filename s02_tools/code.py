@@ -934,9 +934,8 @@ def call_summary(block):
     if isinstance(value, (list, dict)) and value:  # counted, not written out: it may nest deeply
         kind = "item" if isinstance(value, list) else "field"
         value = f"[{len(value)} {kind}{'s' if len(value) != 1 else ''}]"
-    text = value if isinstance(value, str) else json.dumps(value)
-    lines = printable(text, call=True).split("\n")
-    summary = f"{name}: {lines[0]}"
+    lines = (value if isinstance(value, str) else json.dumps(value)).split("\n")
+    summary = f"{name}: {printable(lines[0], call=True)}"
     more = []
     if len(summary) > 160:
         more.append(f"{len(summary) - 150} more characters")
