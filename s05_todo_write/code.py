@@ -201,6 +201,9 @@ TOOLS = [BASH_TOOL]
 # tools add theirs where they are defined.
 TOOL_HANDLERS = {"bash": lambda workdir, command: run_bash(command, workdir)}
 
+# The field each tool acts on: the screen shows it first (from s03, rules are matched against it).
+CALL_SUBJECT = {"bash": "command"}
+
 
 def run_tool(session, block):
     """Run one tool_use block and return its tool_result. Never raises."""
@@ -284,12 +287,18 @@ READ_LIMIT = 2000  # lines read_file returns when no limit is given
 LINE_LIMIT = 2000  # characters shown of one line (a minified file is one long line)
 READ_CHAR_LIMIT = 50_000  # characters one read_file returns at most
 GLOB_LIMIT = 100  # paths glob returns
+# A named pipe, a socket or a device is refused before it is opened: opening a FIFO waits for a
+# writer, forever.
+NOT_REGULAR = ("{} is not a regular file (a named pipe, a socket or a device). "
+               "read_file, write_file and edit_file act on regular files only.")
 
 
 def read_file(workdir, path, offset=1, limit=READ_LIMIT):
     target = resolve_path(workdir, path)
     if offset < 1 or limit < 1:
         raise ToolError("offset and limit must be 1 or more (offset counts lines from 1).")
+    if os.path.exists(target) and not (target.is_file() or target.is_dir()):
+        raise ToolError(NOT_REGULAR.format(path))
     try:
         lines = target.read_text(encoding="utf-8", errors="replace").split("\n")
     except IsADirectoryError:
@@ -344,6 +353,8 @@ def write_atomically(target, content):
 
 def write_file(workdir, path, content):
     target = resolve_path(workdir, path)
+    if os.path.exists(target) and not (target.is_file() or target.is_dir()):
+        raise ToolError(NOT_REGULAR.format(path))
     try:
         if target.is_dir():
             raise ToolError(f"{path} is a folder. write_file needs the path of a file.")
@@ -361,6 +372,8 @@ def edit_file(workdir, path, old_string, new_string, replace_all=False):
         raise ToolError("old_string is empty. To create a file, use write_file.")
     if old_string == new_string:
         raise ToolError("old_string and new_string are the same: nothing would change.")
+    if os.path.exists(target) and not (target.is_file() or target.is_dir()):
+        raise ToolError(NOT_REGULAR.format(path))
     try:
         with open(target, encoding="utf-8", newline="") as file:  # newline="": keep \r\n as it is
             text = file.read()
@@ -469,6 +482,9 @@ FILE_TOOLS = [
 TOOLS += FILE_TOOLS
 TOOL_HANDLERS.update({"read_file": read_file, "write_file": write_file,
                       "edit_file": edit_file, "glob": glob_files})
+# What each of them acts on: the > line and the question show it first.
+CALL_SUBJECT.update({"read_file": "path", "write_file": "path", "edit_file": "path",
+                     "glob": "pattern"})
 
 
 # ======================================================================
@@ -478,8 +494,7 @@ TOOL_HANDLERS.update({"read_file": read_file, "write_file": write_file,
 MODES = ("default", "accept_edits", "bypass")
 SAFE_TOOLS = {"read_file", "glob", "todo_write"}  # they change no file: they run in every mode
 EDIT_TOOLS = {"write_file", "edit_file"}
-RULE_SUBJECT = {"bash": "command", "read_file": "path", "write_file": "path", "edit_file": "path",
-                "glob": "pattern"}
+RULE_SUBJECT = CALL_SUBJECT  # a rule's pattern is matched against the field the call acts on
 
 # Commands that only read. Anything else, or any of these used to write, is not read-only.
 READ_ONLY_COMMANDS = {
@@ -556,6 +571,8 @@ def load_settings(workdir):
     path = settings_path(workdir)
     if not path.exists():
         return {}
+    if not path.is_file():  # a folder, or a FIFO that opening would wait on forever
+        raise SettingsError(f"{path}: cannot read it (it is not a regular file)")
     try:
         settings = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as error:
@@ -563,6 +580,12 @@ def load_settings(workdir):
     except json.JSONDecodeError as error:
         raise SettingsError(f"{path}: not valid JSON ({error.msg} at line {error.lineno}, "
                             f"column {error.colno})") from None
+    except RecursionError:
+        raise SettingsError(f"{path}: lists and objects nest too deeply to read") from None
+    except MemoryError:
+        raise SettingsError(f"{path}: cannot read it (it is too large)") from None
+    if too_deep(settings):
+        raise SettingsError(f"{path}: lists and objects nest more than {DEPTH_LIMIT} levels deep")
     try:
         check_settings(settings)
     except SettingsError as error:
@@ -679,6 +702,11 @@ def ask_permission(session, block):
     elif name == "bash" and is_chain(tool_input["command"]):
         show("[a] always is not offered: this is more than one simple command.", 4)
         answers = {"y": "y", "yes": "y"}
+    elif name == "bash" and SUBJECT_LIMIT < max(len(tool_input["command"]),
+                                                len(printable(tool_input["command"], call=True))):
+        show(f"[a] always is not offered: the command is {len(tool_input['command'])} characters "
+             f"long, and a question shows {SUBJECT_LIMIT} at most.", 4)
+        answers = {"y": "y", "yes": "y"}
     else:
         answers = {"y": "y", "yes": "y", "a": "a", "always": "a"}
     choices = "[y] yes  [n] no"
@@ -701,6 +729,8 @@ def ask_permission(session, block):
 ASK_LIMIT = 3  # answers that are not one of the choices before a question counts as no
 PREVIEW_LINES = 6  # lines shown of a file's content or an edit's text in a question
 PREVIEW_WIDTH = 200  # characters shown of one such line, or of another value
+SUBJECT_LIMIT = 1000  # characters shown of what a call acts on (a longer command has no [a])
+COMMAND_LINES = 20  # lines shown of a command of several
 
 
 def read_answer(question, answers):
@@ -718,17 +748,27 @@ def read_answer(question, answers):
 
 def describe_call(block):
     """The whole call, for the question. First what the call acts on (the command, the
-    path), whole; then every other field in the schema's order, whatever the order of the
-    model's JSON: the content of a file or an edit as a preview, cut where it says so."""
+    path), whole up to SUBJECT_LIMIT characters; then every other field in the schema's order,
+    whatever the order of the model's JSON: the content of a file or an edit as a preview, cut
+    where it says so. All of it as printable() shows a call: every CR, no run of blanks."""
     name, tool_input = block["name"], block["input"]
     if name == "bash" and "\n" in tool_input["command"].strip("\n"):
-        commands = tool_input["command"].strip("\n").split("\n")
-        return "\n".join([f"bash: {len(commands)} lines, and every one of them runs:"]
-                         + [f"  | {command}" for command in commands])
+        command = tool_input["command"].strip("\n")
+        count = command.count("\n") + 1
+        lines, room = [f"bash: {count} lines, and every one of them runs:"], SUBJECT_LIMIT
+        shown_lines = printable(command, call=True).split("\n")  # a run of blank lines is one
+        for line in shown_lines[:COMMAND_LINES]:
+            if room > 0:  # at most SUBJECT_LIMIT characters in all
+                lines.append(f"  | {cut(line, room)}")
+            room -= len(line)
+        if len(lines) - 1 < len(shown_lines):
+            lines.append(f"  … ({len(shown_lines) - len(lines) + 1} more lines, not shown)")
+        return "\n".join(lines)
     subject = RULE_SUBJECT.get(name)
     lines = [name]
     if subject in tool_input:
-        lines = [f"{name}: {tool_input[subject]}".replace("\n", "\\n")]
+        shown_subject = cut(printable(tool_input[subject], call=True), SUBJECT_LIMIT)
+        lines = [f"{name}: {shown_subject}".replace("\n", "\\n")]
     schema = next(tool["input_schema"] for tool in TOOLS if tool["name"] == name)
     for key in schema["properties"]:
         if key == subject or key not in tool_input:
@@ -738,13 +778,13 @@ def describe_call(block):
             lines.append(f"  {key}: ({len(value)} characters)")
             lines += preview_lines(value)
         else:
-            lines.append(f"  {key}: {cut(json.dumps(value), PREVIEW_WIDTH)}")
+            lines.append(f"  {key}: {cut(printable(json.dumps(value)), PREVIEW_WIDTH)}")
     return "\n".join(lines)
 
 
 def preview_lines(text):
     """The first PREVIEW_LINES lines of a text, each cut at PREVIEW_WIDTH, with what is left."""
-    lines = text.removesuffix("\n").split("\n")
+    lines = printable(text.removesuffix("\n"), call=True).split("\n")
     shown_lines = [f"  | {cut(line, PREVIEW_WIDTH)}" for line in lines[:PREVIEW_LINES]]
     if len(lines) > PREVIEW_LINES:
         shown_lines.append(f"  … ({len(lines) - PREVIEW_LINES} more lines)")
@@ -1180,6 +1220,25 @@ def tool_result(tool_use_id, text, is_error=False):
     return result
 
 
+DEPTH_LIMIT = 32  # levels of lists and objects, one inside the other, that a tool input may have
+
+
+def too_deep(value):
+    """Do lists and objects nest more than DEPTH_LIMIT levels deep in this JSON value?
+
+    Looked at one level at a time, without recursion: a value a few hundred levels deep
+    cannot be copied, traced or sent again (RecursionError), so it must never be kept.
+    """
+    level = [value]
+    for _ in range(DEPTH_LIMIT + 1):
+        containers = [node for node in level if isinstance(node, (dict, list))]
+        if not containers:
+            return False
+        level = [inner for node in containers
+                 for inner in (node.values() if isinstance(node, dict) else node)]
+    return True
+
+
 JSON_TYPES = {"string": str, "integer": int, "boolean": bool}
 
 
@@ -1190,6 +1249,10 @@ def input_problem(name, schema, tool_input):
     fields, and the type of each plain field (string, integer, boolean).
     Arrays and objects are checked by the tool that takes them.
     """
+    if too_deep(tool_input):
+        return (f"The input of {name} nests lists and objects more than {DEPTH_LIMIT} levels "
+                "deep, which no tool takes. The call did not run; the history keeps its input "
+                "as {}.")
     if not isinstance(tool_input, dict):
         return f"The input of {name} must be a JSON object."
     fields = schema["properties"]
@@ -1254,7 +1317,14 @@ def call_model(session, request):
     if problem:  # the SDK does not check what the server sent
         raise anthropic.AnthropicError(f"the reply is not a valid Message: {problem}.")
     if session.trace:
-        record = {"request": request, "response": response.to_dict(mode="json")}
+        deep = {id(block) for block in response.content
+                if block.type == "tool_use" and too_deep(block.input)}
+        traced = response  # a tool input nested too deeply is written as {}, as the history has it
+        if deep:
+            traced = response.model_copy(update={"content": [
+                block.model_copy(update={"input": {}}) if id(block) in deep else block
+                for block in response.content]})
+        record = {"request": request, "response": traced.to_dict(mode="json")}
         with open(session.trace, "a", encoding="utf-8") as trace:
             trace.write(json.dumps(record) + "\n")
     if session.live:
@@ -1285,6 +1355,8 @@ def block_problem(content):
         named = all(isinstance(getattr(block, key, None), str) for key in ("id", "name"))
         if kind == "tool_use" and not (named and getattr(block, "input", None) is not None):
             return f"tool_use block {number} lacks its id, name or input"
+        if kind != "tool_use" and too_deep(getattr(block, "input", None)):
+            return f"{kind} block {number} nests its input too deeply"
     return None
 
 
@@ -1464,7 +1536,10 @@ def add_user_blocks(messages, blocks):
 
 def add_assistant_blocks(messages, blocks):
     """Add blocks to the assistant turn at the end of the history, or start one: a turn the
-    API paused (pause_turn) goes on in the same assistant turn."""
+    API paused (pause_turn) goes on in the same assistant turn. A tool input nested too
+    deeply to copy or send again is kept as {}; its tool result says why."""
+    blocks = [dict(block, input={}) if block["type"] == "tool_use" and too_deep(block["input"])
+              else block for block in blocks]
     if messages and messages[-1]["role"] == "assistant":
         messages[-1]["content"].extend(blocks)
     else:
@@ -1478,26 +1553,80 @@ def show(text, indent=0):
     print("\n".join(pad + line for line in lines), flush=True)
 
 
-def printable(text):
+# Printable characters that show as blank or as nothing: U+2800, the Hangul fillers, and the
+# marks Unicode calls default ignorable (variation selectors, the grapheme joiner, ...).
+PRINTS_BLANK = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u180f\u2800\u3164"
+                          "\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]")
+SPACE_RUN = 40  # spaces in a row shown as they are; a longer run is one marker
+
+
+def printable(text, call=False):
     """The text with every control character but the newline shown escaped (ESC as \\x1b,
     CR as \\r, tab as \\t), so that nothing the model wrote can recolour, erase or
-    rewrite what the terminal shows."""
-    text = text.replace("\r\n", "\n").rstrip("\n")
-    return "".join(char if char == "\n" or char.isprintable() else repr(char)[1:-1]
-                   for char in text)
+    rewrite what the terminal shows. Nothing in it is invisible, or pushes the rest off
+    the screen: a character that shows as blank or not at all is escaped too (\\u200b,
+    \\u3164), and a run of more than three of them, of more than SPACE_RUN spaces or of more
+    than two blank lines is one marker with its count: ⟨300 × \\u2800⟩, ⟨6000 spaces⟩.
+    The text of a call (call=True) keeps its newlines at the end and shows every CR: sh
+    runs it, so "cd sub\\r\\ntouch x" must not read as "cd sub"."""
+    def hidden(char):
+        return char != " " and (not char.isprintable() or bool(PRINTS_BLANK.match(char)))
+
+    def kind(char):
+        return " " if char == " " else hidden(char)
+
+    def marked(run):
+        if not run or kind(run[0]) is False:  # plain text
+            return run
+        if run[0] == " ":
+            return run if len(run) <= SPACE_RUN else f"⟨{len(run)} spaces⟩"
+        kinds = [ascii(char)[1:-1] for char in dict.fromkeys(run)]
+        if len(run) <= 3:
+            return "".join(ascii(char)[1:-1] for char in run)
+        if len(kinds) == 1:
+            return f"⟨{len(run)} × {kinds[0]}⟩"
+        more = ", …" if len(kinds) > 3 else ""
+        return f"⟨{len(run)} blank characters: {', '.join(kinds[:3])}{more}⟩"
+
+    def shown(line):  # the line in runs: plain text, spaces, hidden characters
+        parts, run = [], ""
+        for char in line:
+            if run and kind(char) != kind(run[0]):
+                parts.append(marked(run))
+                run = ""
+            run += char
+        return "".join(parts) + marked(run)
+
+    lines, blank_lines = [], []
+    if not call:
+        text = text.replace("\r\n", "\n").rstrip("\n")
+    for line in text.split("\n") + [None]:
+        if line is not None and all(char == " " or hidden(char) for char in line):
+            blank_lines.append(line)
+            continue
+        if len(blank_lines) > 2:
+            lines.append(f"⟨{len(blank_lines)} blank lines⟩")
+        else:
+            lines += map(shown, blank_lines)
+        blank_lines = []
+        if line is not None:
+            lines.append(shown(line))
+    return "\n".join(lines)
 
 
 def call_summary(block):
-    """bash: ls -la  (the tool and its first argument on one line, marked where it is cut)."""
-    tool_input = block["input"]
-    first = tool_input
-    if isinstance(tool_input, dict) and tool_input:
-        first = next(iter(tool_input.values()))
-    if isinstance(first, list):
-        first = f"[{len(first)} item{'s' if len(first) != 1 else ''}]"
-    text = first if isinstance(first, str) else json.dumps(first)
-    lines = text.split("\n")
-    summary = f"{block['name']}: {lines[0]}"
+    """bash: ls -la  (the tool and the field it acts on, on one line, marked where it is cut)."""
+    name, tool_input = block["name"], block["input"]
+    schema = next((tool["input_schema"] for tool in TOOLS if tool["name"] == name), {})
+    fields = [CALL_SUBJECT.get(name), *schema.get("properties", {})]  # never the JSON's order
+    given = [tool_input[key] for key in fields
+             if isinstance(tool_input, dict) and key in tool_input]
+    value = given[0] if given else tool_input
+    if isinstance(value, (list, dict)) and value:  # counted, not written out: it may nest deeply
+        kind = "item" if isinstance(value, list) else "field"
+        value = f"[{len(value)} {kind}{'s' if len(value) != 1 else ''}]"
+    lines = (value if isinstance(value, str) else json.dumps(value)).split("\n")
+    summary = f"{name}: {printable(lines[0], call=True)}"
     more = []
     if len(summary) > 160:
         more.append(f"{len(summary) - 150} more characters")
@@ -1593,19 +1722,31 @@ class ScriptError(Exception):
 
 def load_script(path):
     """Read a script ({"prompt", "turns"}) or a trace (one JSON line per call)."""
+    path = Path(path)
+    if os.path.exists(path) and not (path.is_file() or path.is_dir()):  # a FIFO would hang
+        raise ScriptError(f"cannot read {path}: it is not a regular file")
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise ScriptError(f"cannot read {path}: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise ScriptError(f"cannot read {path}: it is not UTF-8 text") from None
+    except MemoryError:
+        raise ScriptError(f"cannot read {path}: it is too large") from None
+    nested = ScriptError(f"{path}: lists and objects nest too deeply to read")
     try:
         script = json.loads(text)  # a script is one JSON object; so is a trace of one call
     except json.JSONDecodeError:
         script = None  # several JSON lines: a trace
+    except RecursionError:  # the parser's own limit
+        raise nested from None
     if script is None or (isinstance(script, dict) and "response" in script):
         try:  # a trace: replay its responses in order
             calls = [json.loads(line) for line in text.splitlines() if line.strip()]
             script = {"prompt": typed_text(calls[0]["request"]["messages"][0]),
                       "turns": [{"response": call["response"]} for call in calls]}
+        except RecursionError:
+            raise nested from None
         except (json.JSONDecodeError, LookupError, TypeError, AttributeError):
             raise ScriptError(
                 f"{path} is neither a script (JSON) nor a trace (JSON lines)") from None
