@@ -766,7 +766,7 @@ POWER_FILES = {
 }
 # The shell may make up a name that the command does not spell: with $ or `, or with a glob on
 # a name that starts with a dot (sh's * and ? never match a leading dot: "*.tmp" is safe).
-MADE_UP_NAMES = r"[$`]|(^|[\s/=:])[.\[{][^\s/]*[][*?{}]"
+MADE_UP_NAMES = r"[$`]|(^|[\s/=:])([.[][^\s/]*[][*?{}]|{[^\s/]*,)"  # "{}" alone is find's
 
 
 def changes_settings(session, name, tool_input):
