@@ -98,10 +98,9 @@ GLUED = ["grep -f/etc/hostname x", "grep -f /etc/hostname x", "grep --file=/etc/
          "cat -- /etc/hostname", "head -n 1 -- ../x"]
 
 
-@pytest.mark.parametrize("command", GLUED)
-def test_a_path_glued_to_an_option_or_after_dashes_is_checked_as_a_path(chapter, tmp_path,
-                                                                         command):
-    assert bash(chapter, tmp_path, command) == DEFAULT_ASKS
+def test_a_path_glued_to_an_option_or_after_dashes_is_checked_as_a_path(chapter, tmp_path):
+    assert {command: bash(chapter, tmp_path, command) for command in GLUED} == dict.fromkeys(
+        GLUED, DEFAULT_ASKS)
 
 
 def test_a_path_through_a_symlink_that_leads_out_asks(chapter, tmp_path):
@@ -112,10 +111,11 @@ def test_a_path_through_a_symlink_that_leads_out_asks(chapter, tmp_path):
 
 
 @pytest.mark.parametrize("name", PLAN_CHAPTERS)
-@pytest.mark.parametrize("command", SHORTENED + list(GLOBS) + GLUED + ["git status", "git log"])
-def test_in_plan_mode_none_of_them_runs(name, tmp_path, command):
+def test_in_plan_mode_none_of_them_runs(name, tmp_path):
     chapter = load_chapter(name)
-    assert bash(chapter, tmp_path, command, plan_mode=True) == PLAN_DENIED
+    tricks = SHORTENED + list(GLOBS) + GLUED + ["git status", "git log"]
+    assert {command: bash(chapter, tmp_path, command, plan_mode=True) for command in tricks} == (
+        dict.fromkeys(tricks, PLAN_DENIED))
 
 
 # ---- git is not read-only -------------------------------------------------------------
@@ -160,6 +160,15 @@ def test_a_file_tool_on_a_file_that_gives_power_asks_in_every_mode(chapter, tmp_
                             settings=allow_all) for path in POWER_PATHS}
     assert decided == {path: ("ask", f"it changes {path}: {why}")
                        for path, why in POWER_PATHS.items()}
+    # and no more than these: a name that only looks like one is an ordinary file
+    assert [decide(chapter, tmp_path, tool, {"path": path, **tool_input}, mode=mode,
+                   settings=allow_all) for path in (".gitignore", ".env.example", "src/env")
+            ] == [("allow", f"rule {tool!r}")] * 3
+    # a deny rule still denies
+    deny = {"permissions": {"deny": [f"{tool}(.env)"]}}
+    assert decide(chapter, tmp_path, tool, {"path": ".env", **tool_input}, mode=mode,
+                  settings=deny) == (
+        "deny", f"Denied by the rule '{tool}(.env)' in .agent/settings.json.")
 
 
 def test_a_path_that_leads_to_git_through_a_symlink_made_earlier_asks(chapter, tmp_path):
@@ -167,12 +176,6 @@ def test_a_path_that_leads_to_git_through_a_symlink_made_earlier_asks(chapter, t
     (tmp_path / "g").symlink_to(".git")
     assert decide(chapter, tmp_path, "write_file", {"path": "g/config", "content": "x"},
                   mode="bypass") == ("ask", f"it changes .git/config: {GIT_WHY}")
-
-
-def test_a_gitignore_or_an_env_example_is_no_file_that_gives_power(chapter, tmp_path):
-    assert [decide(chapter, tmp_path, "write_file", {"path": path, "content": "x"},
-                   mode="accept_edits") for path in (".gitignore", ".env.example", "src/env")
-            ] == [("allow", "accept_edits mode")] * 3
 
 
 @pytest.mark.parametrize("mode", ["default", "accept_edits", "bypass"])
@@ -221,23 +224,17 @@ def test_a_bash_command_that_may_change_a_file_that_gives_power_asks_in_every_mo
     assert {command: bash(chapter, tmp_path, command, mode=mode, settings=allow_all)
             for command in BASH_POWER} == {command: ("ask", f"it changes {what}: {why}")
                                            for command, (what, why) in BASH_POWER.items()}
-
-
-def test_a_bash_command_that_only_reads_such_a_file_or_globs_plain_names_is_not_held(chapter,
-                                                                                    tmp_path):
-    (tmp_path / ".git").mkdir()
-    assert [bash(chapter, tmp_path, command, mode="bypass")
+    # reading such a file is no change, and a glob cannot name a dot file unless it says the dot
+    by_mode = (("allow", "bypass mode") if mode == "bypass"
+               else ("ask", f"{mode} mode asks before this"))
+    (tmp_path / ".git").mkdir(exist_ok=True)
+    assert [bash(chapter, tmp_path, command, mode=mode, settings=allow_all)
             for command in ("cat .env", "ls .git", "rm *.tmp", "echo x > .gitignore")] == [
-        ("allow", "bypass mode")] * 4
-
-
-def test_a_deny_rule_still_denies_a_change_to_a_file_that_gives_power(chapter, tmp_path):
-    deny = {"permissions": {"deny": ["write_file(.env)", "bash(*.env*)"]}}
-    assert [decide(chapter, tmp_path, "write_file", {"path": ".env", "content": "x"},
-                   mode="bypass", settings=deny),
-            bash(chapter, tmp_path, "echo x > .env", mode="bypass", settings=deny)] == [
-        ("deny", "Denied by the rule 'write_file(.env)' in .agent/settings.json."),
-        ("deny", "Denied by the rule 'bash(*.env*)' in .agent/settings.json.")]
+        ("allow", "rule 'bash'")] * 2 + [by_mode] * 2  # an allow rule covers no glob, no ">"
+    # a deny rule still denies
+    deny = {"permissions": {"deny": ["bash(*.env*)"]}}
+    assert bash(chapter, tmp_path, "echo x > .env", mode=mode, settings=deny) == (
+        "deny", "Denied by the rule 'bash(*.env*)' in .agent/settings.json.")
 
 
 # ---- deny rules see through spellings and wrappers -----------------------------------------
@@ -256,18 +253,15 @@ def test_a_deny_rule_sees_through_quotes_backslashes_and_wrappers(chapter, tmp_p
     deny = {"permissions": {"deny": ["bash(rm*)"], "allow": ["bash"]}}
     assert {command: bash(chapter, tmp_path, command, mode="bypass", settings=deny)
             for command in SPELLINGS} == dict.fromkeys(SPELLINGS, RM_DENIED)
+    # but not through a word that is no command
+    assert [bash(chapter, tmp_path, command, settings=deny)
+            for command in ("echo rm", "grep rm notes.md")] == [("allow", "rule 'bash'")] * 2
 
 
 def test_an_ask_rule_sees_through_them_too(chapter, tmp_path):
     rules = {"permissions": {"ask": ["bash(rm*)"], "allow": ["bash"]}}
     assert {command: bash(chapter, tmp_path, command, mode="bypass", settings=rules)
             for command in SPELLINGS} == dict.fromkeys(SPELLINGS, ("ask", "rule 'bash(rm*)'"))
-
-
-def test_a_deny_rule_does_not_catch_a_word_that_is_no_command(chapter, tmp_path):
-    deny = {"permissions": {"deny": ["bash(rm*)"]}}
-    assert [bash(chapter, tmp_path, command, settings=deny)
-            for command in ("echo rm", "grep rm notes.md")] == [("allow", "changes nothing")] * 2
 
 
 def test_an_allow_rule_covers_one_plain_command_only(chapter, tmp_path):
