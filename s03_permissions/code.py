@@ -731,7 +731,7 @@ def changes_settings(session, name, tool_input):
             target = shown(session.workdir, resolve_path(session.workdir, tool_input["path"]))
         except ToolError:
             return None  # the tool itself will refuse this path
-        for key in (target, *target.split("/")):
+        for key in (target.lower(), *target.lower().split("/")):  # .GIT is .git on macOS
             if key in POWER_FILES:
                 return target, POWER_FILES[key]
         return None
@@ -739,7 +739,7 @@ def changes_settings(session, name, tool_input):
         command = tool_input["command"]
         bare = re.sub(r"['\"\\]", "", command)
         for key, why in POWER_FILES.items():
-            if re.search(rf"(?<![\w.-]){re.escape(key)}(?![\w.-])", bare):
+            if re.search(rf"(?<![\w.-]){re.escape(key)}(?![\w.-])", bare, re.IGNORECASE):
                 return key, why
         if re.search(MADE_UP_NAMES, bare):
             return ("a file the shell names for it",

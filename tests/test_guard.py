@@ -146,6 +146,8 @@ POWER_PATHS = {
     ".agent/hooks/check.sh": AGENT_WHY,
     ".bashrc": START_WHY,
     ".ssh/authorized_keys": START_WHY,
+    ".GIT/config": GIT_WHY,  # on a case-insensitive disk (macOS) this is .git/config
+    ".Env": ENV_WHY,
 }
 
 
@@ -200,6 +202,7 @@ def test_a_write_to_git_config_asks_shows_why_offers_no_always_and_n_keeps_it(
 
 BASH_POWER = {
     "echo x > .env": (".env", ENV_WHY),
+    "echo x > .ENV": (".env", ENV_WHY),
     "echo x > .e''nv": (".env", ENV_WHY),
     'echo x > ".e"nv': (".env", ENV_WHY),
     "echo x > .e\\nv": (".env", ENV_WHY),
