@@ -692,7 +692,7 @@ def is_chain(command):
 
 # Commands that run the command that follows their own options: a deny or ask rule sees it.
 WRAPPERS = {"command", "env", "exec", "nice", "nohup", "time", "timeout", "xargs", "find",
-            "sh", "bash"}
+            "sh", "bash", "sudo", "busybox", "setsid", "stdbuf", "ionice"}
 WRAPPED_LIMIT = 100  # words after a wrapper, each tried as the start of the command it runs
 
 

@@ -248,7 +248,8 @@ SPELLINGS = ["\\rm -f x", "'rm' -f x", '"rm" -f x', "r''m -f x", "/bin/rm -f x",
              "timeout -s KILL 5 rm x", "ls | xargs rm", "ls | xargs -0 -n 1 rm",
              "find . -name x -delete", "find . -exec rm {} ;", "find . -execdir rm -f {} +",
              "sh -c 'ls; rm x'", "bash -c 'rm x'", "nice timeout 5 env A=1 rm x",
-             "ls && \\rm x", "ls;'rm' x"]
+             "ls && \\rm x", "ls;'rm' x", "sudo rm x", "busybox rm x", "setsid rm x",
+             "stdbuf -o0 rm x", "ionice -c 3 rm x"]
 RM_DENIED = ("deny", "Denied by the rule 'bash(rm*)' in .agent/settings.json.")
 
 
