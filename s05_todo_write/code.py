@@ -504,6 +504,7 @@ READ_ONLY = {
 }
 PLAIN = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 -_./=,:+@%'\";|&")
 CHAIN = {"&&", "||", ";", "|"}  # the operators a plain chain may use
+WORD_LIMIT = 200  # words of one read-only command: a longer one asks (each path is resolved)
 
 
 def plain_commands(command):
@@ -526,7 +527,8 @@ def plain_commands(command):
             continue
         if piece not in CHAIN or not words.strip():
             return None  # a lone &, ;;, |&, or an operator with no command before it
-        commands.append(shlex.split(words))
+        tokens = re.findall(r"(?:'[^']*'|\"[^\"]*\"|[^ '\"])+", words)  # as sh splits them
+        commands.append([re.sub(r"'([^']*)'|\"([^\"]*)\"", r"\1\2", token) for token in tokens])
         words = ""
     return commands
 
@@ -547,7 +549,7 @@ def is_read_only(command, workdir):
 def reads_inside(words, workdir):
     """One command of READ_ONLY with listed options only, and every path inside the workdir."""
     options = READ_ONLY.get(words[0])
-    if options is None:
+    if options is None or len(words) > WORD_LIMIT:
         return False
     paths, arguments, waiting, ended, pattern_given = [], [], None, False, False
     for word in words[1:]:
@@ -677,38 +679,51 @@ def is_chain(command):
 # Commands that run the command that follows their own options: a deny or ask rule sees it.
 WRAPPERS = {"command", "env", "exec", "nice", "nohup", "time", "timeout", "xargs", "find",
             "sh", "bash", "sudo", "busybox", "setsid", "stdbuf", "ionice"}
-WRAPPED_LIMIT = 100  # words after a wrapper, each tried as the start of the command it runs
+# Words after a wrapper tried as the start of the command it runs, and commands tried in one
+# part of a chain: a part longer than this is seen only so far.
+WRAPPED_LIMIT = 100
 
 
-def rule_subjects(command, seen=None, depth=0):
+def rule_subjects(command, depth=0):
     """What a deny or ask rule is matched against, for one command: the whole of it, and each
     part of a chain as written and as the shell reads it (quotes and backslashes removed,
     FOO=1 and a path before the program dropped), and what each wrapper runs ("timeout 5 rm
     x" holds "rm x"; "sh -c 'rm x'" too). "find -delete" reads as rm."""
-    seen = set() if seen is None else seen
-    if command in seen or depth > 3:
-        return seen
-    seen.add(command)
+    subjects = {command}
     for part in re.split(r"&&|\|\||[;|&\n]", command):
         try:
             words = shlex.split(part)
         except ValueError:  # an unbalanced quote
             words = part.split()
-        while words and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", words[0], re.DOTALL):
-            words = words[1:]  # FOO=1 rm x runs rm
-        if not words:
+        subjects.add(part.strip())
+        subjects.update(wrapped(words))
+        if depth < 2:  # sh -c 'rm x', env -S 'rm x': a command in one word
+            for word in words[1:WRAPPED_LIMIT]:
+                if " " in word:
+                    subjects.update(rule_subjects(word, depth + 1))
+    return subjects
+
+
+def wrapped(words):
+    """The commands these words run: themselves, and the command after each wrapper's own
+    words, tried from each of the WRAPPED_LIMIT words that follow it."""
+    found, starts, seen = [], [0], set()
+    while starts and len(seen) < WRAPPED_LIMIT:
+        start = starts.pop()
+        if start in seen:
             continue
-        words[0] = words[0].rsplit("/", 1)[-1]  # /bin/rm is rm
-        seen.update([part.strip(), " ".join(words)])
-        if words[0] not in WRAPPERS:
+        seen.add(start)
+        while start < len(words) and re.fullmatch(r"[A-Za-z_]\w*=.*", words[start], re.DOTALL):
+            start += 1  # FOO=1 rm x runs rm
+        if start == len(words):
             continue
-        if words[0] == "find" and "-delete" in words:
-            seen.add(" ".join(["rm", *words[1:]]))
-        for start in range(1, min(len(words), WRAPPED_LIMIT)):
-            rule_subjects(" ".join(words[start:]), seen, depth + 1)
-            if " " in words[start]:  # sh -c 'rm x', env -S 'rm x': a command in one word
-                rule_subjects(words[start], seen, depth + 1)
-    return seen
+        program = words[start].rsplit("/", 1)[-1]  # /bin/rm is rm
+        found.append(" ".join([program, *words[start + 1:]]))
+        if program == "find" and "-delete" in words[start:]:
+            found.append(" ".join(["rm", *words[start + 1:]]))
+        if program in WRAPPERS:
+            starts += range(min(len(words), start + WRAPPED_LIMIT) - 1, start, -1)
+    return found
 
 
 def matching_rule(session, decision, name, tool_input):
