@@ -103,6 +103,12 @@ def test_a_path_glued_to_an_option_or_after_dashes_is_checked_as_a_path(chapter,
         GLUED, DEFAULT_ASKS)
 
 
+def test_a_read_only_command_has_at_most_word_limit_words(chapter, tmp_path):
+    words = ["notes.md"] * (chapter.WORD_LIMIT - 1)
+    assert [chapter.is_read_only(" ".join(["cat", *words]), tmp_path),
+            chapter.is_read_only(" ".join(["cat", *words, "notes.md"]), tmp_path)] == [True, False]
+
+
 def test_a_path_through_a_symlink_that_leads_out_asks(chapter, tmp_path):
     (tmp_path / "etc").symlink_to("/etc")
     (tmp_path / "patterns").symlink_to("/etc/hostname")
