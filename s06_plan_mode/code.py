@@ -515,54 +515,129 @@ SAFE_TOOLS = {"read_file", "glob", "todo_write", "enter_plan_mode", "exit_plan_m
 EDIT_TOOLS = {"write_file", "edit_file"}
 RULE_SUBJECT = CALL_SUBJECT  # a rule's pattern is matched against the field the call acts on
 
-# Commands that only read. Anything else, or any of these used to write, is not read-only.
-READ_ONLY_COMMANDS = {
-    "ls", "cat", "head", "tail", "wc", "grep", "rg", "find", "pwd", "echo", "tree", "file",
-    "stat", "du", "df", "which", "diff", "cmp", "sort", "cut", "tr", "basename",
-    "dirname", "realpath", "whoami", "uname", "true", "false", "git",
+# Programs that may run unasked, and each option they may take, spelled exactly as here: a
+# FLAG takes no value, a VALUE takes one (glued, after "=", or the next word), a PATH takes
+# a path, checked as one. Short flags combine ("ls -la"). Any other program, option or
+# shortening ("sort --o") is not read-only. Not listed on purpose: git (its config names
+# programs it runs), options that write or run ("sort -o"), options that follow symlinks
+# into folders ("grep -R", "ls -L"). Every argument that is not an option's value is a path,
+# but for echo's words and grep's pattern.
+FLAG, VALUE, PATH = "flag", "value", "path"
+READ_ONLY = {
+    "ls": dict.fromkeys(["-l", "-a", "-A", "-h", "-1", "-t", "-r", "-S", "-d", "-F",
+                         "--all"], FLAG),
+    "cat": dict.fromkeys(["-n", "--number"], FLAG),
+    "head": dict.fromkeys(["-n", "-c", "--lines", "--bytes"], VALUE),
+    "tail": dict.fromkeys(["-n", "-c", "--lines", "--bytes"], VALUE),
+    "wc": dict.fromkeys(["-l", "-w", "-c", "-m", "--lines", "--words"], FLAG),
+    "grep": {**dict.fromkeys(["-n", "-i", "-v", "-c", "-l", "-w", "-x", "-F", "-E", "-o",
+                              "-h", "-H", "-r", "--line-number", "--count"], FLAG),
+             "-e": VALUE, "--regexp": VALUE, "-m": VALUE, "-f": PATH, "--file": PATH},
+    "sort": {**dict.fromkeys(["-r", "-n", "-u", "-f", "-b", "--reverse", "--unique"], FLAG),
+             "-k": VALUE, "-t": VALUE, "--key": VALUE},
+    "cut": dict.fromkeys(["-d", "-f", "-c"], VALUE),
+    "diff": dict.fromkeys(["-u", "-q"], FLAG),
+    "echo": {"-n": FLAG},
+    "pwd": {}, "true": {}, "false": {}, "whoami": {},
+    "uname": dict.fromkeys(["-a", "-s", "-r", "-m"], FLAG),
 }
-READ_ONLY_GIT = {"status", "diff", "log", "show", "blame", "ls-files", "rev-parse"}
-# Options that make a reading command write or run something (matched as prefixes).
-WRITING_OPTIONS = {"find": ("-exec", "-execdir", "-ok", "-okdir", "-delete",
-                            "-fprint", "-fprintf", "-fls"),
-                   "sort": ("--output", "--compress-program"), "git": ("--output",),
-                   "tree": ("-o",),
-                   "rg": ("--pre",), "file": ("-C", "--compile")}
-# Short options that write, alone or in a group of short options:
-# sort -uo out, tree -ao out, tree -R.
-WRITING_LETTERS = {"sort": "o", "tree": "oR", "file": "C"}
+PLAIN = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 -_./=,:+@%'\";|&")
+CHAIN = {"&&", "||", ";", "|"}  # the operators a plain chain may use
+WORD_LIMIT = 200  # words of one read-only command: a longer one asks (each path is resolved)
 
 
-def is_read_only(command):
-    """True only if every part of the command surely just reads.
+def plain_commands(command):
+    """The commands of a plain chain, each a list of words as the shell reads them, or None.
 
-    Conservative on purpose: a redirection, a command substitution, a
-    background job, a path that may lead out of the workdir, or one unknown
-    command in a chain makes it "not read-only", so it asks. A wrong "yes"
-    here would let a write, or a read of ~/.ssh, through unasked.
+    Plain: every character in PLAIN, quotes that close and hold no ; | &, and only the
+    operators in CHAIN between commands. So nothing is left for the shell to expand,
+    redirect, substitute, or run in the background: * ? [ ] { } ~ $ \\ ` < > ( ) ! #,
+    a lone &, a newline, a tab, any other control or non-ASCII character all say None.
     """
-    if re.search(r"[>`&\n]|\$\(|<\(", command.replace("&&", " ")):
-        return False
-    for part in re.split(r"&&|\|\||;|\|", command):
-        try:
-            words = shlex.split(part)
-        except ValueError:  # unbalanced quotes
-            return False
-        if not words:
+    if any(character not in PLAIN for character in command):
+        return None
+    pieces = re.findall(r"'[^']*'|\"[^\"]*\"|[;|&]+|[^'\";|&]+", command)
+    if "".join(pieces) != command or any(p[0] in "'\"" and re.search("[;|&]", p) for p in pieces):
+        return None  # an unbalanced quote, or an operator inside quotes
+    commands, words = [], ""
+    for piece in pieces + [";"]:
+        if piece[0] not in ";|&":
+            words += piece
             continue
-        program, args = words[0], words[1:]
-        if program not in READ_ONLY_COMMANDS:
-            return False
-        if any(arg.startswith(("/", "~")) or ".." in arg or "$" in arg for arg in args):
-            return False  # it may read outside the workdir: /etc, ~/.ssh, ../x, $HOME/...
-        writing = WRITING_OPTIONS.get(program, ())
-        if any(arg.startswith(option) for arg in args for option in writing):
-            return False
-        letters = WRITING_LETTERS.get(program)
-        if letters and any(re.fullmatch(f"-[a-zA-Z]*[{letters}].*", arg) for arg in args):
-            return False
-        if program == "git" and (not args or args[0] not in READ_ONLY_GIT):
-            return False
+        if piece not in CHAIN or not words.strip():
+            return None  # a lone &, ;;, |&, or an operator with no command before it
+        tokens = re.findall(r"(?:'[^']*'|\"[^\"]*\"|[^ '\"])+", words)  # as sh splits them
+        commands.append([re.sub(r"'([^']*)'|\"([^\"]*)\"", r"\1\2", token) for token in tokens])
+        words = ""
+    return commands
+
+
+def is_read_only(command, workdir):
+    """True only if every part of the command surely just reads, inside the workdir.
+
+    An allowlist: a plain chain (plain_commands) whose every command is a program of
+    READ_ONLY, with only the options listed for it, and whose every path (an argument, or
+    an option's PATH value) stays inside the workdir (resolve_path, symlinks followed).
+    Anything else is "not read-only", so it asks; a wrong "yes" here would let a write,
+    or a read of ~/.ssh, through unasked.
+    """
+    commands = plain_commands(command)
+    return commands is not None and all(reads_inside(words, workdir) for words in commands)
+
+
+def reads_inside(words, workdir):
+    """One command of READ_ONLY with listed options only, and every path inside the workdir."""
+    options = READ_ONLY.get(words[0])
+    if options is None or len(words) > WORD_LIMIT:
+        return False
+    paths, arguments, waiting, ended, pattern_given = [], [], None, False, False
+    for word in words[1:]:
+        if waiting:  # the value of the option before
+            paths += [word] if waiting == PATH else []
+            waiting = None
+        elif ended or word == "-" or not word.startswith("-"):
+            arguments.append(word)
+        elif word == "--":
+            ended = True
+        elif word.startswith("--"):
+            name, glued, value = word.partition("=")
+            kind = options.get(name)
+            if kind is None or (kind == FLAG and glued):
+                return False
+            pattern_given |= name in ("--regexp", "--file")
+            if kind != FLAG and not glued:
+                waiting = kind
+            paths += [value] if kind == PATH and glued else []
+        else:
+            for place, letter in enumerate(word[1:], 1):
+                kind = options.get(f"-{letter}")
+                if kind is None:
+                    return False
+                pattern_given |= letter in "ef"
+                if kind != FLAG:  # the rest of the word is its value, or the next word
+                    rest = word[place + 1:]
+                    waiting = None if rest else kind
+                    paths += [rest] if kind == PATH and rest else []
+                    break
+    if waiting:
+        return False  # an option without its value
+    if words[0] == "echo":
+        arguments = []  # words to print, not paths
+    elif words[0] == "grep" and not pattern_given:
+        arguments = arguments[1:]  # the first is the pattern
+    return all(path_inside(workdir, path) for path in paths + arguments)
+
+
+def path_inside(workdir, path):
+    """A relative path with no `..`, inside the workdir when its symlinks are followed."""
+    if path == "-":  # standard input
+        return True
+    if path.startswith("/"):
+        return False
+    try:
+        resolve_path(workdir, path)
+    except ToolError:
+        return False
     return True
 
 
@@ -642,17 +717,69 @@ def rule_subject(session, name, tool_input):
 
 
 def is_chain(command):
-    """Several commands, a redirection or a substitution: no allow rule covers it."""
-    return bool(re.search(r"&&|\|\||[;|\n>`&]|\$\(|<\(", command))
+    """Not one plain command (a chain, a redirection, a glob, a $): no allow rule covers it,
+    and the question offers no [a]."""
+    commands = plain_commands(command)
+    return commands is None or len(commands) != 1
+
+
+# Commands that run the command that follows their own options: a deny or ask rule sees it.
+WRAPPERS = {"command", "env", "exec", "nice", "nohup", "time", "timeout", "xargs", "find",
+            "sh", "bash", "sudo", "busybox", "setsid", "stdbuf", "ionice"}
+# Words after a wrapper tried as the start of the command it runs, and commands tried in one
+# part of a chain: a part longer than this is seen only so far.
+WRAPPED_LIMIT = 100
+
+
+def rule_subjects(command, depth=0):
+    """What a deny or ask rule is matched against, for one command: the whole of it, and each
+    part of a chain as written and as the shell reads it (quotes and backslashes removed,
+    FOO=1 and a path before the program dropped), and what each wrapper runs ("timeout 5 rm
+    x" holds "rm x"; "sh -c 'rm x'" too). "find -delete" reads as rm."""
+    subjects = {command}
+    for part in re.split(r"&&|\|\||[;|&\n]", command):
+        try:
+            words = shlex.split(part)
+        except ValueError:  # an unbalanced quote
+            words = part.split()
+        subjects.add(part.strip())
+        subjects.update(wrapped(words))
+        if depth < 2:  # sh -c 'rm x', env -S 'rm x': a command in one word
+            for word in words[1:WRAPPED_LIMIT]:
+                if " " in word:
+                    subjects.update(rule_subjects(word, depth + 1))
+    return subjects
+
+
+def wrapped(words):
+    """The commands these words run: themselves, and the command after each wrapper's own
+    words, tried from each of the WRAPPED_LIMIT words that follow it."""
+    found, starts, seen = [], [0], set()
+    while starts and len(seen) < WRAPPED_LIMIT:
+        start = starts.pop()
+        if start in seen:
+            continue
+        seen.add(start)
+        while start < len(words) and re.fullmatch(r"[A-Za-z_]\w*=.*", words[start], re.DOTALL):
+            start += 1  # FOO=1 rm x runs rm
+        if start == len(words):
+            continue
+        program = words[start].rsplit("/", 1)[-1]  # /bin/rm is rm
+        found.append(" ".join([program, *words[start + 1:]]))
+        if program == "find" and "-delete" in words[start:]:
+            found.append(" ".join(["rm", *words[start + 1:]]))
+        if program in WRAPPERS:
+            starts += range(min(len(words), start + WRAPPED_LIMIT) - 1, start, -1)
+    return found
 
 
 def matching_rule(session, decision, name, tool_input):
     """The first of the settings' `decision` rules that covers this call, or None.
 
-    For bash, deny and ask rules are matched against the whole command and
-    each part of a chain (so "bash(rm*)" catches "ls; rm x"), while an allow
-    rule covers one simple command only: a chain or a redirection never
-    slips through "bash(git status*)".
+    For bash, deny and ask rules are matched against every spelling rule_subjects finds
+    (so "bash(rm*)" catches "ls; rm x", "\\rm x", "env A=1 rm x" and "find . -delete"),
+    while an allow rule covers one plain command only: a chain, a redirection or a glob
+    never slips through "bash(git status*)".
     """
     rules = session.settings.get("permissions", {}).get(decision, [])
     subject = rule_subject(session, name, tool_input)
@@ -660,7 +787,8 @@ def matching_rule(session, decision, name, tool_input):
     if name == "bash":
         if decision == "allow" and is_chain(subject):
             return None
-        subjects += [part.strip() for part in re.split(r"&&|\|\||;|\||\n", subject)]
+        if decision != "allow":
+            subjects = rule_subjects(subject)
     for rule in rules:
         tool, pattern = parse_rule(rule)
         if tool == name and (pattern is None
@@ -669,27 +797,55 @@ def matching_rule(session, decision, name, tool_input):
     return None
 
 
-def changes_settings(session, name, tool_input):
-    """Would this call write .agent/settings.json, the file that sets what the agent may do?
+# Files that give power: who writes them decides what runs next. The agent's settings, hooks
+# and plans; git's config and hooks; the API key and endpoint; and the start-up files that
+# HOME makes live (offline, HOME is the workdir). Matched against each part of a path.
+POWER_FILES = {
+    ".agent/settings.json": "the file that sets what the agent may do",
+    ".agent": "the agent's settings, hooks and plans are there",
+    ".git": "git runs the programs its config and hooks name",
+    ".env": "the next start reads the API key and the endpoint from it",
+    **dict.fromkeys([".gitconfig", ".bashrc", ".bash_profile", ".bash_login", ".profile",
+                     ".zshrc", ".zprofile", ".zshenv", ".inputrc", ".netrc", ".npmrc",
+                     ".pypirc", ".ssh", ".config", ".local"],
+                    "a shell or a tool reads it at start-up, with HOME the workdir"),
+}
+# The shell may make up a name that the command does not spell: with $ or `, or with a glob on
+# a name that starts with a dot (sh's * and ? never match a leading dot: "*.tmp" is safe).
+MADE_UP_NAMES = r"[$`]|(^|[\s/=:])([.[][^\s/]*[][*?{}]|{[^\s/]*,)"  # "{}" alone is find's
 
-    write_file and edit_file: the path as the tool would resolve it. bash: any command that
-    names the file or its folder and is not read-only (a redirection, tee, cp, mv, sed -i).
+
+def changes_settings(session, name, tool_input):
+    """Would this call change a file that gives power (POWER_FILES)? (file, why), or None.
+
+    write_file and edit_file: the path as the tool would resolve it, symlinks followed.
+    bash: a command that is not read-only and names one of them, with quotes and
+    backslashes removed, or in which the shell may make up such a name (MADE_UP_NAMES).
     """
     if name in EDIT_TOOLS:
         try:
-            target = resolve_path(session.workdir, tool_input["path"])
+            target = shown(session.workdir, resolve_path(session.workdir, tool_input["path"]))
         except ToolError:
-            return False  # the tool itself will refuse this path
-        return target == settings_path(session.workdir).resolve()
-    if name == "bash":
+            return None  # the tool itself will refuse this path
+        for key in (target.lower(), *target.lower().split("/")):  # .GIT is .git on macOS
+            if key in POWER_FILES:
+                return target, POWER_FILES[key]
+        return None
+    if name == "bash" and not is_read_only(tool_input["command"], session.workdir):
         command = tool_input["command"]
-        return (".agent" in command or "settings.json" in command) and not is_read_only(command)
-    return False
+        bare = re.sub(r"['\"\\]", "", command)
+        for key, why in POWER_FILES.items():
+            if re.search(rf"(?<![\w.-]){re.escape(key)}(?![\w.-])", bare, re.IGNORECASE):
+                return key, why
+        if re.search(MADE_UP_NAMES, bare):
+            return ("a file the shell names for it",
+                    "with $, ` or a glob on a dot name, it may be .agent, .git or .env")
+    return None
 
 
 def check_permission(session, name, tool_input):
     """Decide one tool call before it runs: ("allow" | "deny" | "ask", reason)."""
-    if session.plan_mode and not plan_mode_allows(name, tool_input):
+    if session.plan_mode and not plan_mode_allows(session, name, tool_input):
         return "deny", (f"Denied: plan mode is on, and {name} may change things. "
                         "Only reading tools and read-only bash run now. "
                         "Finish the plan and submit it with exit_plan_mode.")
@@ -700,15 +856,17 @@ def check_permission(session, name, tool_input):
     rule = matching_rule(session, "deny", name, tool_input)
     if rule:
         return "deny", f"Denied by the rule {rule!r} in .agent/settings.json."
-    if changes_settings(session, name, tool_input):  # in every mode, whatever the rules allow
-        return "ask", "it changes the agent's own settings"
+    power = changes_settings(session, name, tool_input)
+    if power:  # in every mode, whatever the rules allow
+        return "ask", f"it changes {power[0]}: {power[1]}"
     for decision in ("ask", "allow"):
         rule = matching_rule(session, decision, name, tool_input)
         if rule:
             return decision, f"rule {rule!r}"
     if session.mode == "bypass":
         return "allow", "bypass mode"
-    if name in SAFE_TOOLS or (name == "bash" and is_read_only(tool_input["command"])):
+    if name in SAFE_TOOLS or (name == "bash" and is_read_only(tool_input["command"],
+                                                            session.workdir)):
         return "allow", "changes nothing"
     if session.mode == "accept_edits" and name in EDIT_TOOLS:
         return "allow", "accept_edits mode"
@@ -719,11 +877,12 @@ def ask_permission(session, block):
     """Show the whole call and ask: y once, a always (a rule), n no."""
     name, tool_input = block["name"], block["input"]
     show(f"? allow {describe_call(block)}", 2)
-    if changes_settings(session, name, tool_input):
-        show("This call changes .agent/settings.json: the file that sets what the agent may do.", 4)
+    power = changes_settings(session, name, tool_input)
+    if power:
+        show(f"This call changes {power[0]}: {power[1]}.", 4)
         answers = {"y": "y", "yes": "y"}
     elif name == "bash" and is_chain(tool_input["command"]):
-        show("[a] always is not offered: this is more than one simple command.", 4)
+        show("[a] always is not offered: this is not one plain command.", 4)
         answers = {"y": "y", "yes": "y"}
     elif name == "bash" and SUBJECT_LIMIT < max(len(tool_input["command"]),
                                                 len(printable(tool_input["command"], call=True))):
@@ -1188,10 +1347,10 @@ def new_session_id():
     return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
 
 
-def plan_mode_allows(name, tool_input):
+def plan_mode_allows(session, name, tool_input):
     """In plan mode, only calls that change nothing run (entering again changes nothing)."""
     if name == "bash":
-        return is_read_only(tool_input["command"])
+        return is_read_only(tool_input["command"], session.workdir)
     return name == "enter_plan_mode" or name not in PLAN_MODE_HIDDEN
 
 

@@ -380,7 +380,8 @@ def test_the_scenarios_without_the_hard_deny_list_change_nothing_outside_their_w
     s03 = results["s03_permissions", 0].stdout
     assert (
         "  > bash: rm -rf ~\n  ? allow bash: rm -rf ~\n"
-        "    [y] yes  [a] always (saved to .agent/settings.json)  [n] no: y\n"
+        "    [a] always is not offered: this is not one plain command.\n"
+        "    [y] yes  [n] no: y\n"
         "    (no output)\n    [exit code: 0]\n"
     ) in s03
     assert (

@@ -32,7 +32,7 @@ CHAPTERS = [name for name in support.PRESENT if name >= "s03"]
 
 ASK = "    [y] yes  [a] always (saved to .agent/settings.json)  [n] no: "
 ASK_ONCE = "    [y] yes  [n] no: "  # for a chain, and for a call that changes the settings
-NO_ALWAYS = "    [a] always is not offered: this is more than one simple command.\n"
+NO_ALWAYS = "    [a] always is not offered: this is not one plain command.\n"
 USER_DENIED = (
     "The user denied this call. Do not try it again as it is; ask the user, or find another way."
 )
@@ -89,7 +89,7 @@ def write_settings(workdir, settings):
 def test_a_read_only_command_runs_without_asking(chapter, tmp_path, answers):
     (tmp_path / "a.txt").write_text("one\ntwo\n")
     asked = answers()
-    call = tool_use("toolu_1", "bash", {"command": "wc -l < a.txt"})
+    call = tool_use("toolu_1", "bash", {"command": "wc -l a.txt"})
     client = FakeClient(reply(text("Counting."), call), reply(text("2 lines.")))
     session = new_session(chapter, client, tmp_path)
 
@@ -98,7 +98,7 @@ def test_a_read_only_command_runs_without_asking(chapter, tmp_path, answers):
     first = [user(text("count"))]
     second = first + [
         assistant(text("Counting."), call),
-        user(result("toolu_1", "2\n[exit code: 0]")),
+        user(result("toolu_1", "2 a.txt\n[exit code: 0]")),
     ]
     assert client.calls == [request(chapter, session, first), request(chapter, session, second)]
     assert session.messages == second + [assistant(text("2 lines."))]
@@ -370,7 +370,8 @@ def test_check_permission_table(chapter, tmp_path):
     table = [
         ("default", "read_file", {"path": "a.txt"}, ("allow", "changes nothing")),
         ("default", "glob", {"pattern": "**/*"}, ("allow", "changes nothing")),
-        ("default", "bash", {"command": "git status"}, ("allow", "changes nothing")),
+        ("default", "bash", {"command": "grep -n x a.txt"}, ("allow", "changes nothing")),
+        ("default", "bash", {"command": "git status"}, ("ask", "default mode asks before this")),
         ("default", "bash", {"command": "touch a"}, ("ask", "default mode asks before this")),
         ("default", "write_file", write, ("ask", "default mode asks before this")),
         ("default", "edit_file", edit, ("ask", "default mode asks before this")),
@@ -454,6 +455,8 @@ def test_rules_in_a_whole_turn(chapter, tmp_path, answers):
     assert sorted(os.listdir(tmp_path)) == ["a.txt", "notes.md"]
 
 
+MADE_UP = ("ask", "it changes a file the shell names for it: with $, ` or a glob on a dot name, "
+                  "it may be .agent, .git or .env")
 BASH_RULE_CASES = {
     "git status": ("allow", "rule 'bash(git status*)'"),
     "git status; rm x": ("deny", "Denied by the rule 'bash(rm*)' in .agent/settings.json."),
@@ -468,8 +471,8 @@ BASH_RULE_CASES = {
     "touch a.txt && curl http://x": ("ask", "default mode asks before this"),
     "touch a.txt | sh": ("ask", "default mode asks before this"),
     "git status > out.txt": ("ask", "default mode asks before this"),
-    "touch $(cat list)": ("ask", "default mode asks before this"),
-    "touch `cat list`": ("ask", "default mode asks before this"),
+    "touch $(cat list)": MADE_UP,
+    "touch `cat list`": MADE_UP,
     "touch a.txt &": ("ask", "default mode asks before this"),
 }
 
@@ -592,105 +595,132 @@ def test_the_hard_deny_list_in_every_mode_over_any_allow_rule(chapter, tmp_path,
 READ_ONLY = [
     "ls",
     "ls -la src",
+    "ls -l -- src",
     "pwd",
     "cat notes.md",
+    "cat -n notes.md src/a.py",
+    "cat -",
     "head -n 5 notes.md",
-    "tail -3 notes.md",
+    "head -n5 notes.md",
+    "head --lines=5 notes.md",
+    "tail -n +2 notes.md",
     "wc -l notes.md",
+    "grep -n x notes.md",
     "grep -rn TODO .",
-    "rg -n 'def ' src",
-    "find . -name '*.py'",
-    "find . -type f -newer notes.md",
-    "tree src",
-    "stat notes.md",
-    "du -sh .",
-    "df -h",
-    "which python3",
-    "diff a.txt b.txt",
+    "grep -e -x -- notes.md",
+    "grep -f notes.md src/a.py",
+    "grep 'a b' notes.md",
+    "grep \"a b\" 'notes.md'",
     "sort notes.md",
-    "cut -d, -f1 data.csv",
+    "sort -u -k 2 notes.md",
+    "cut -d, -f1 notes.md",
+    "diff -u notes.md src/a.py",
     "echo hello",
-    "basename src/a.py",
-    "realpath notes.md",
-    "git status",
-    "git status --short",
-    "git log --oneline -5",
-    "git diff HEAD~1",
-    "git show HEAD:notes.md",
-    "git blame notes.md",
-    "git ls-files",
-    "git rev-parse HEAD",
+    "echo /etc/passwd",
+    "uname -a",
+    "whoami",
+    "true",
     "ls && pwd",
     "ls || echo none",
     "whoami; uname -a",
     "cat notes.md | grep s03 | wc -l",
-    "sort -u notes.md | head -3",
-    "cat < notes.md",
-    "grep 'a b' notes.md",
-    "true",
+    "sort -u notes.md | head -n 3",
 ]
 
 NOT_READ_ONLY = [
+    # redirections, substitutions, background jobs, more than one line, bad chains
     "cat a > b",
     "echo hi >> notes.md",
     "ls 2> errors.txt",
-    "ls; rm x",
-    "ls && rm x",
-    "ls || rm x",
+    "cat < notes.md",
     "echo $(rm x)",
     "echo `rm x`",
     "cat <(rm x)",
+    "sleep 100 &",
+    "ls & rm x",
+    "ls\nrm x",
+    "ls\r",
+    "ls;",
+    "ls ;; pwd",
+    "ls |& cat",
+    "(ls)",
+    "{ ls; }",
+    "! ls",
+    "ls # a comment",
+    "echo 'unbalanced",
+    "echo 'a;b'",
+    # characters the shell expands, and characters that are not plain
+    "ls *",
+    "cat .?/.?/etc/passwd",
+    "cat [n]otes.md",
+    "cat ~/notes.md",
+    "cat $HOME/notes.md",
+    "cat \\notes.md",
+    "cat\tnotes.md",
+    "cat notes.md\u00a0",
+    "echo \u2800",
+    # commands and options outside the allowlist, shortenings too
+    "ls; rm x",
+    "ls && rm x",
+    "ls || rm x",
     "git log | sh",
     "ls | xargs rm",
-    "ls\nrm x",
-    "sleep 100 &",
-    "find . -delete",
-    "find . -name '*.tmp' -exec rm {} +",
-    "find . -execdir rm {} +",
-    "find . -ok rm {} ;",
-    "find . -fprint list.txt",
-    "sort -o out.txt in.txt",
-    "sort --output=out.txt in.txt",
-    "sort -uo out.txt in.txt",
-    "sort --compress-program=./run.sh a.txt",
-    "uniq in.txt out.txt",
-    "tree -o out.txt",
-    "rg --pre sh x",
-    "rg --pre=./run.sh x",
-    "date -s 2001-01-01",
-    "git",
-    "git commit -m x",
-    "git push",
-    "git checkout .",
-    "git diff --output=patch.txt",
-    "git -C .. status",
+    "git status",
+    "git log --oneline -5",
+    "find . -name x",
     "rm x",
     "touch x",
-    "mkdir d",
-    "cp a b",
-    "mv a b",
-    "sed -i s/a/b/ f",
     "tee out.txt",
     "python3 -c 'print(1)'",
-    "curl http://example.com",
     "FOO=1 ls",
-    "(rm x)",
-    "{ rm x; }",
-    "echo 'unbalanced",
+    "/bin/ls",
+    "ls -R",
+    "ls -L src",
+    "ls --al",
+    "grep -R x .",
+    "grep -r --dereference-recursive x .",
+    "grep --line x notes.md",
+    "sort -o out.txt notes.md",
+    "sort -uo out.txt notes.md",
+    "sort --o=out.txt notes.md",
+    "sort --output=out.txt notes.md",
+    "sort -S 1 --compress-prog=sh notes.md",
+    "file --comp x",
+    "tail -f notes.md",
+    "head -5 notes.md",
+    "echo -e x",
+    "wc --lines=1 notes.md",
+    "head -n",
+    # paths outside the workdir, as arguments or as options' values
+    "cat /etc/passwd",
+    "cat ../notes.md",
+    "cat src/../../x",
+    "cat ''",
+    "diff notes.md /etc/passwd",
+    "grep -f/etc/hostname x",
+    "grep -f /etc/hostname x",
+    "grep --file=../x y",
+    "grep x -- /etc/passwd",
+    "cat -- ../x",
 ]
 
 
-def test_the_read_only_classifier(chapter):
-    assert {command: chapter.is_read_only(command) for command in READ_ONLY + NOT_READ_ONLY} == {
+def test_the_read_only_classifier(chapter, tmp_path):
+    (tmp_path / "src").mkdir()
+    assert {command: chapter.is_read_only(command, tmp_path)
+            for command in READ_ONLY + NOT_READ_ONLY} == {
         **{command: True for command in READ_ONLY}, **{command: False for command in NOT_READ_ONLY}}
-    assert (len(READ_ONLY), len(NOT_READ_ONLY)) == (38, 46)
+    assert (len(READ_ONLY), len(NOT_READ_ONLY)) == (32, 70)
 
 
-def test_tree_options_that_write_are_not_read_only(chapter):
-    commands = ["tree -ao out.txt", "tree -fo out.txt src", "tree -R -L 1 -H . src"]
-    assert {command: chapter.is_read_only(command) for command in commands} == dict.fromkeys(
-        commands, False
-    )
+def test_a_symlink_that_leads_out_is_not_read_only_wherever_it_is_named(chapter, tmp_path):
+    (tmp_path / "out").symlink_to("/etc")
+    (tmp_path / "hostname").symlink_to("/etc/hostname")
+    commands = ["cat hostname", "cat out/hostname", "ls out", "grep -f hostname x",
+                "grep -rn x out", "diff hostname hostname", "sort -u out/passwd"]
+    assert {command: chapter.is_read_only(command, tmp_path) for command in commands} == (
+        dict.fromkeys(commands, False))
+    assert chapter.is_read_only("ls -l", tmp_path) is True  # it lists the links, not their folders
 
 
 # ---- settings files --------------------------------------------------------------

@@ -35,7 +35,7 @@ USER_DENIED = (
 SETTINGS_LINE = (
     "    This call changes .agent/settings.json: the file that sets what the agent may do."
 )
-NO_ALWAYS = "    [a] always is not offered: this is more than one simple command."
+NO_ALWAYS = "    [a] always is not offered: this is not one plain command."
 SETTINGS = {"permissions": {"deny": ["bash(rm*)"]}}
 
 
@@ -102,7 +102,7 @@ def test_a_command_of_500_characters_is_shown_whole(chapter, tmp_path, keyboard,
     chapter.run_turn(session, "go")
 
     assert len(command) == 500
-    assert question(capsys.readouterr().out)[:2] == [f"  ? allow bash: {command}", "y"]
+    assert question(capsys.readouterr().out)[:3] == [f"  ? allow bash: {command}", NO_ALWAYS, "y"]
     assert (tmp_path / "long.txt").exists()
 
 
@@ -226,7 +226,7 @@ def test_a_change_to_the_settings_asks_in_every_mode_and_n_leaves_the_file_as_it
     chapter.run_turn(session, "go")
 
     assert chapter.check_permission(session, tool, SELF_GRANTS[tool]) == (
-        "ask", "it changes the agent's own settings")
+        "ask", "it changes .agent/settings.json: the file that sets what the agent may do")
     assert path.read_bytes() == before
     assert keyboard.asked == [ASK_ONCE]
     assert SETTINGS_LINE in capsys.readouterr().out.splitlines()

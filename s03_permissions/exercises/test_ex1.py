@@ -1,12 +1,12 @@
 """Exercise 1: One more command that only reads.
 
-Task: `sha256sum notes.md` only reads, yet in `default` mode it asks, because
-`READ_ONLY_COMMANDS` does not list it. Let it run without a question. The other rules of
+Task: `sha256sum notes.md` only reads, yet in `default` mode it asks, because the table
+`READ_ONLY` does not list it. Let it run without a question. The other rules of
 `is_read_only` still hold: `sha256sum /etc/hostname` (a path outside the workdir) and
 `sha256sum notes.md > sums.txt` (a redirection) still ask.
 
-Hint: One word in one set, in PERMISSIONS. Then look at why the other two still ask.
-"""
+Hint: One entry in one table, in PERMISSIONS, with no options. Then look at why the other two
+still ask."""
 
 import hashlib
 from pathlib import Path

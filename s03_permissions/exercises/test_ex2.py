@@ -1,14 +1,15 @@
 """Exercise 2: accept_edits makes folders and files too.
 
 Task: In `accept_edits` mode, file edits run without a question, but `mkdir -p build/out` still
-asks. Let `mkdir` and `touch` run without a question in that mode when the command is one simple
+asks. Let `mkdir` and `touch` run without a question in that mode when the command is one plain
 command whose arguments are options or relative paths inside the workdir. Everything else still
 asks: a chain (`mkdir a && rm -rf b`), a redirection, an argument with `/` at its start, `~`,
 `..` or `$`, and a path into `.agent/` (that check comes first, in every mode). In `default`
 mode they ask, as before.
 
-Hint: Write a small `is_workdir_edit(command)` beside `is_read_only`, and use it where
-`check_permission` lets `accept_edits` allow the edit tools.
+Hint: Write a small `is_workdir_edit(command, workdir)` beside `is_read_only`, with
+`plain_commands` and `path_inside`, and use it where `check_permission` lets `accept_edits`
+allow the edit tools.
 """
 
 from pathlib import Path

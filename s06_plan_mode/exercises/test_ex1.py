@@ -1,14 +1,14 @@
-"""Exercise 1: git grep while planning.
+"""Exercise 1: uniq while planning.
 
-Task: In plan mode only commands that read may run, and `git grep -n greet` is refused,
-because `grep` is not among the git subcommands that `is_read_only` knows. Let it run. But
-`git grep` has an option that runs a program: `-O` (`--open-files-in-pager`) opens the matching
-files in a pager that you name, such as `-Ovim`. A call with that option must still be refused.
+Task: In plan mode only commands that read may run, and `uniq -c notes.md` is refused, because
+`uniq` is not in the table `READ_ONLY`. Let it run, with the options `-c`, `-d` and `-u`. But
+`uniq` takes a second path, and writes it: `uniq notes.md out.txt` replaces out.txt. A uniq
+with more than one path must still be refused, and so must any other option.
 
-Hint: One word in `READ_ONLY_GIT`, and the option (both spellings) in `WRITING_OPTIONS`.
+Hint: One entry in `READ_ONLY`; then, in `reads_inside`, where the arguments are known, count
+uniq's.
 """
 
-import subprocess
 from pathlib import Path
 
 from course.check import (
@@ -25,38 +25,36 @@ from course.check import (
 )
 
 CODE = Path(__file__).resolve().parent.parent / "code.py"
-GREET = "def greet(name):\n    return f'Hello, {name}'\n"
-
-
-def denied():
-    return ("deny", "Denied: plan mode is on, and bash may change things. Only reading tools and "
-                    "read-only bash run now. Finish the plan and submit it with exit_plan_mode.")
+NOTES = "a\na\nb\n"
+DENIED = ("deny", "Denied: plan mode is on, and bash may change things. Only reading tools and "
+                  "read-only bash run now. Finish the plan and submit it with exit_plan_mode.")
 
 
 def check(code):
     chapter = load(code)
-    call = tool_use("toolu_1", "bash", {"command": "git grep -n greet"})
-    client = FakeClient(reply(text("Searching."), call), reply(text("Found it.")))
-    with scratch({"greet.py": GREET}) as work:
-        for git in (["git", "init", "-q"], ["git", "add", "greet.py"]):
-            subprocess.run(git, cwd=work, check=True, capture_output=True)
+    call = tool_use("toolu_1", "bash", {"command": "uniq -c notes.md"})
+    client = FakeClient(reply(text("Counting."), call), reply(text("Two a, one b.")))
+    with scratch({"notes.md": NOTES}) as work:
         session = new_session(chapter, client, work, plan_mode=True)
-        chapter.run_turn(session, "find greet")
+        chapter.run_turn(session, "count the lines")
 
         def decide(command):
             return chapter.check_permission(session, "bash", {"command": command})
 
         expect_equal(session.messages[2]["content"],
-                     [result("toolu_1", "greet.py:1:def greet(name):\n[exit code: 0]")],
-                     "In plan mode, git grep -n greet is still refused: let it count as a "
-                     "command that only reads.")
-        for command in ("git grep -Ovim greet", "git grep -O greet", "git push",
-                        "git grep --open-files-in-pager=less greet", "git grep x > out"):
-            expect_equal(decide(command), denied(),
-                         f"In plan mode, {command!r} is no longer refused; it can run a program "
-                         "or change things.")
-        expect_equal(decide("git log --oneline"), ("allow", "changes nothing"),
-                     "In plan mode, git log --oneline no longer runs.")
+                     [result("toolu_1", "      2 a\n      1 b\n[exit code: 0]")],
+                     "In plan mode, uniq -c notes.md is still refused: list uniq in READ_ONLY.")
+        for command in ("uniq notes.md", "uniq -d notes.md", "uniq -cu notes.md", "uniq"):
+            expect_equal(decide(command), ("allow", "changes nothing"),
+                         f"In plan mode, {command!r} only reads, but it is refused.")
+        for command in ("uniq notes.md out.txt", "uniq -c notes.md out.txt",
+                        "uniq -- notes.md out.txt", "uniq -f 1 notes.md", "uniq --co notes.md",
+                        "uniq /etc/hostname", "uniq notes.md > out.txt"):
+            expect_equal(decide(command), DENIED,
+                         f"In plan mode, {command!r} is no longer refused; it can write a file "
+                         "or read outside the workdir.")
+        made = sorted(path.name for path in work.iterdir())
+    expect_equal(made, ["notes.md"], "A command in plan mode left a file behind.")
 
 
 def test_exercise():

@@ -1,17 +1,16 @@
-"""Exercise 2: git branch, when it only lists.
+"""Exercise 2: find, when it only finds.
 
-Task: `git branch` lists the branches, so a model that plans may want it; but `git branch
-new-idea` makes a branch, and `-d`, `-D`, `-m`, `-c` or `--set-upstream-to` change them. Let
-`git branch` count as a command that only reads when it only lists: with no argument, or only
-with the options `-a`, `--all`, `-r`, `--remotes`, `-v`, `-vv`, `--verbose` and
-`--show-current`, or with `--list` (or `-l`) followed by patterns. Any other form is refused
-in plan mode, as it asks in default mode.
+Task: `find . -name greet.py` only prints names, so a model that plans may want it, but in plan
+mode it is refused: `find` is not in `READ_ONLY`, and its words are not options of the usual
+kind (`-name` is one word, not the letters n, a, m, e). Let find count as a command that only
+reads when its words are folders first (paths inside the workdir), then only the tests
+`-name NAME`, `-type f` or `-type d`, and `-maxdepth N`. Any other word still refuses it:
+`-delete`, `-exec`, `-fprint FILE` (it writes), `-L` (it follows symlinks out), `-newer`.
 
-Hint: Add `branch` to `READ_ONLY_GIT`, then, in `is_read_only`, a test of its arguments in a
-small function of its own.
+Hint: A small function of its own, called at the start of `reads_inside` for find; `path_inside`
+checks the folders.
 """
 
-import subprocess
 from pathlib import Path
 
 from course.check import (
@@ -28,42 +27,41 @@ from course.check import (
 )
 
 CODE = Path(__file__).resolve().parent.parent / "code.py"
-LISTING = ["git branch", "git branch -a", "git branch --all -v", "git branch -r",
-           "git branch --remotes --verbose", "git branch -vv", "git branch --show-current",
-           "git branch --list 'feat*'", "git branch -l 'fix-*' 'main'", "git branch -a --list x"]
-CHANGING = ["git branch new-idea", "git branch -d old", "git branch -D old", "git branch -m a b",
-            "git branch -M b", "git branch -c a b", "git branch --set-upstream-to=origin/main",
-            "git branch --delete old", "git branch -f main HEAD~1", "git branch --list x > out"]
+FINDING = ["find", "find .", "find src", "find . -type f", "find . -maxdepth 1 -name greet.py",
+           "find src -type d -name src", "find . -name greet.py | wc -l"]
+CHANGING = ["find . -delete", "find . -name greet.py -delete", "find . -fprint out.txt",
+            "find -L .", "find . -name", "find . -type l", "find . -newer greet.py",
+            "find /etc -name passwd", "find .. -name greet.py", "find . -name x > out.txt",
+            "find . -exec cat greet.py +", "find . -nam greet.py"]
 DENIED = ("deny", "Denied: plan mode is on, and bash may change things. Only reading tools and "
                   "read-only bash run now. Finish the plan and submit it with exit_plan_mode.")
 
 
 def check(code):
     chapter = load(code)
-    call = tool_use("toolu_1", "bash", {"command": "git branch --show-current"})
-    client = FakeClient(reply(text("Which branch?"), call), reply(text("main.")))
-    with scratch({"a.txt": "a\n"}) as work:
-        subprocess.run(["git", "init", "-q", "-b", "main"], cwd=work, check=True,
-                       capture_output=True)
+    call = tool_use("toolu_1", "bash", {"command": "find . -name greet.py"})
+    client = FakeClient(reply(text("Where is it?"), call), reply(text("In the top folder.")))
+    with scratch({"greet.py": "print('hi')\n", "src/notes.md": "x\n"}) as work:
         session = new_session(chapter, client, work, plan_mode=True)
-        chapter.run_turn(session, "which branch")
+        chapter.run_turn(session, "where is greet.py")
 
         def decide(command):
             return chapter.check_permission(session, "bash", {"command": command})
 
         expect_equal(session.messages[2]["content"],
-                     [result("toolu_1", "main\n[exit code: 0]")],
-                     "In plan mode, git branch --show-current is still refused: let git branch "
-                     "count as reading when it only lists.")
-        for command in LISTING:
+                     [result("toolu_1", "./greet.py\n[exit code: 0]")],
+                     "In plan mode, find . -name greet.py is still refused: let find count as "
+                     "reading when it only finds.")
+        for command in FINDING:
             expect_equal(decide(command), ("allow", "changes nothing"),
-                         f"In plan mode, {command!r} only lists, but it is refused.")
+                         f"In plan mode, {command!r} only finds, but it is refused.")
         for command in CHANGING:
             expect_equal(decide(command), DENIED,
-                         f"In plan mode, {command!r} changes the branches, but it is allowed.")
+                         f"In plan mode, {command!r} can change things or look outside the "
+                         "workdir, but it is allowed.")
         session.plan_mode = False
-        expect_equal(decide("git branch new-idea")[0], "ask",
-                     "Out of plan mode, git branch new-idea should still ask.")
+        expect_equal(decide("find . -delete")[0], "ask",
+                     "Out of plan mode, find . -delete should still ask.")
 
 
 def test_exercise():

@@ -75,7 +75,7 @@ def check(code):
                      PLAN_DENIED, "A chain slips through a plan rule; it must be refused.")
         expect_equal(decide("python3 greet.py", plan=[TESTS], allow=["bash(python3*)"]),
                      PLAN_DENIED, "A call no plan rule covers is no longer refused in plan mode.")
-        expect_equal(decide("python3 -c 'print(1)'", plan=["bash(python3*)"],
+        expect_equal(decide("python3 -c pass", plan=["bash(python3*)"],
                             deny=["bash(python3 -c*)"]),
                      ("deny", "Denied by the rule 'bash(python3 -c*)' in .agent/settings.json."),
                      "A plan rule lifts a deny rule; deny must still win.")

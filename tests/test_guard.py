@@ -1,0 +1,375 @@
+"""s03 on: the permission check cannot be walked past (issue 27, part A).
+
+Each class of trick that once ran unasked is a test here, in every chapter that carries the
+PERMISSIONS section: a shortened option, a glob that makes `..`, a path glued to an option,
+git's config, a write to a file that gives power (by a file tool or by bash, in every mode),
+and a deny rule written another way. Each asserts the exact decision, and the exact question
+or refusal. Then a property: every command the allowlist's own grammar makes that
+`is_read_only` accepts runs, and no file in the workdir or beside it has changed.
+"""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import support
+from support import FakeClient, load_chapter, new_session, reply, result, text, tool_use, user
+
+CHAPTERS = [name for name in support.PRESENT if name >= "s03"]
+PLAN_CHAPTERS = [name for name in CHAPTERS if name >= "s06"]
+
+ASK_ONCE = "    [y] yes  [n] no: "
+ASK = "    [y] yes  [a] always (saved to .agent/settings.json)  [n] no: "
+DEFAULT_ASKS = ("ask", "default mode asks before this")
+PLAN_DENIED = ("deny", "Denied: plan mode is on, and bash may change things. Only reading tools "
+                       "and read-only bash run now. Finish the plan and submit it with "
+                       "exit_plan_mode.")
+USER_DENIED = (
+    "The user denied this call. Do not try it again as it is; ask the user, or find another way."
+)
+GIT_WHY = "git runs the programs its config and hooks name"
+ENV_WHY = "the next start reads the API key and the endpoint from it"
+AGENT_WHY = "the agent's settings, hooks and plans are there"
+SETTINGS_WHY = "the file that sets what the agent may do"
+START_WHY = "a shell or a tool reads it at start-up, with HOME the workdir"
+MADE_UP = ("a file the shell names for it",
+           "with $, ` or a glob on a dot name, it may be .agent, .git or .env")
+
+
+@pytest.fixture(params=CHAPTERS)
+def chapter(request):
+    return load_chapter(request.param)
+
+
+def decide(chapter, workdir, name, tool_input, **extra):
+    session = new_session(chapter, FakeClient(), workdir, **extra)
+    return chapter.check_permission(session, name, tool_input)
+
+
+def bash(chapter, workdir, command, **extra):
+    return decide(chapter, workdir, "bash", {"command": command}, **extra)
+
+
+# ---- read-only: every word accounted for --------------------------------------------
+
+SHORTENED = ["sort --o=out.txt notes.md", "sort -S 1 --compress-prog=sh notes.md",
+             "file --comp x", "grep --fil=notes.md x", "ls --al", "wc --line notes.md"]
+
+
+@pytest.mark.parametrize("command", SHORTENED)
+def test_a_shortened_long_option_asks(chapter, tmp_path, command):
+    assert bash(chapter, tmp_path, command) == DEFAULT_ASKS
+
+
+def test_a_shortened_option_that_writes_asks_and_n_writes_nothing(chapter, tmp_path, keyboard,
+                                                                  capsys):
+    (tmp_path / "notes.md").write_text("b\na\n")
+    keyboard.feed("n")
+    call = tool_use("toolu_1", "bash", {"command": "sort --o=out.txt notes.md"})
+    client = FakeClient(reply(call), reply(text("Done.")))
+    session = new_session(chapter, client, tmp_path)
+
+    chapter.run_turn(session, "sort")
+
+    assert keyboard.asked == [ASK]
+    assert "  ? allow bash: sort --o=out.txt notes.md" in capsys.readouterr().out.splitlines()
+    assert session.messages[2] == user(result("toolu_1", USER_DENIED, is_error=True))
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["notes.md"]
+
+
+MAY_NAME = ("ask", "it changes {}: {}".format(*MADE_UP))  # a glob on a dot name, or a $
+GLOBS = {"cat .?/.?/etc/hostname": MAY_NAME, "grep x .?/.?/.?/proc/self/environ": MAY_NAME,
+         "cat [.][.]/x": MAY_NAME, "ls ..?": MAY_NAME, "cat {a,b}": MAY_NAME,
+         "cat $HOME/x": MAY_NAME, "cat *": DEFAULT_ASKS, "cat ~/x": DEFAULT_ASKS,
+         "cat n?tes.md": DEFAULT_ASKS}
+
+
+def test_a_glob_or_an_expansion_asks(chapter, tmp_path):
+    assert {command: bash(chapter, tmp_path, command) for command in GLOBS} == GLOBS
+
+
+GLUED = ["grep -f/etc/hostname x", "grep -f /etc/hostname x", "grep --file=/etc/hostname x",
+         "grep -nf/etc/hostname x", "grep -f../x y", "diff --from-file=/etc/hostname x",
+         "cat -- /etc/hostname", "head -n 1 -- ../x"]
+
+
+def test_a_path_glued_to_an_option_or_after_dashes_is_checked_as_a_path(chapter, tmp_path):
+    assert {command: bash(chapter, tmp_path, command) for command in GLUED} == dict.fromkeys(
+        GLUED, DEFAULT_ASKS)
+
+
+def test_a_read_only_command_has_at_most_word_limit_words(chapter, tmp_path):
+    words = ["notes.md"] * (chapter.WORD_LIMIT - 1)
+    assert [chapter.is_read_only(" ".join(["cat", *words]), tmp_path),
+            chapter.is_read_only(" ".join(["cat", *words, "notes.md"]), tmp_path)] == [True, False]
+
+
+def test_a_path_through_a_symlink_that_leads_out_asks(chapter, tmp_path):
+    (tmp_path / "etc").symlink_to("/etc")
+    (tmp_path / "patterns").symlink_to("/etc/hostname")
+    assert [bash(chapter, tmp_path, command) for command in
+            ("cat etc/hostname", "grep -f patterns x", "ls etc")] == [DEFAULT_ASKS] * 3
+
+
+@pytest.mark.parametrize("name", PLAN_CHAPTERS)
+def test_in_plan_mode_none_of_them_runs(name, tmp_path):
+    chapter = load_chapter(name)
+    tricks = SHORTENED + list(GLOBS) + GLUED + ["git status", "git log"]
+    assert {command: bash(chapter, tmp_path, command, plan_mode=True) for command in tricks} == (
+        dict.fromkeys(tricks, PLAN_DENIED))
+
+
+# ---- git is not read-only -------------------------------------------------------------
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_git_status_asks_so_a_command_in_the_git_config_never_runs_unasked(chapter, tmp_path,
+                                                                          keyboard):
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "config", "core.fsmonitor", "touch ran"], cwd=tmp_path, check=True)
+    call = tool_use("toolu_1", "bash", {"command": "git status"})
+    client = FakeClient(reply(call), reply(text("Done.")))
+    session = new_session(chapter, client, tmp_path)
+
+    chapter.run_turn(session, "status")
+
+    assert keyboard.asked == [ASK]  # EOF: no
+    assert session.messages[2] == user(result("toolu_1", USER_DENIED, is_error=True))
+    assert not (tmp_path / "ran").exists()
+
+
+# ---- files that give power always ask ------------------------------------------------
+
+POWER_PATHS = {
+    ".git/config": GIT_WHY,
+    "sub/.git/hooks/pre-commit": GIT_WHY,
+    ".env": ENV_WHY,
+    ".agent/settings.json": SETTINGS_WHY,
+    ".agent/hooks/check.sh": AGENT_WHY,
+    ".bashrc": START_WHY,
+    ".ssh/authorized_keys": START_WHY,
+    ".GIT/config": GIT_WHY,  # on a case-insensitive disk (macOS) this is .git/config
+    ".Env": ENV_WHY,
+}
+
+
+@pytest.mark.parametrize("mode", ["default", "accept_edits", "bypass"])
+@pytest.mark.parametrize("tool", ["write_file", "edit_file"])
+def test_a_file_tool_on_a_file_that_gives_power_asks_in_every_mode(chapter, tmp_path, mode,
+                                                                   tool):
+    allow_all = {"permissions": {"allow": ["write_file", "edit_file"]}}
+    tool_input = {"write_file": {"content": "x"}, "edit_file": {"old_string": "a",
+                                                                "new_string": "b"}}[tool]
+    decided = {path: decide(chapter, tmp_path, tool, {"path": path, **tool_input}, mode=mode,
+                            settings=allow_all) for path in POWER_PATHS}
+    assert decided == {path: ("ask", f"it changes {path}: {why}")
+                       for path, why in POWER_PATHS.items()}
+    # and no more than these: a name that only looks like one is an ordinary file
+    assert [decide(chapter, tmp_path, tool, {"path": path, **tool_input}, mode=mode,
+                   settings=allow_all) for path in (".gitignore", ".env.example", "src/env")
+            ] == [("allow", f"rule {tool!r}")] * 3
+    # a deny rule still denies
+    deny = {"permissions": {"deny": [f"{tool}(.env)"]}}
+    assert decide(chapter, tmp_path, tool, {"path": ".env", **tool_input}, mode=mode,
+                  settings=deny) == (
+        "deny", f"Denied by the rule '{tool}(.env)' in .agent/settings.json.")
+
+
+def test_a_path_that_leads_to_git_through_a_symlink_made_earlier_asks(chapter, tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "g").symlink_to(".git")
+    assert decide(chapter, tmp_path, "write_file", {"path": "g/config", "content": "x"},
+                  mode="bypass") == ("ask", f"it changes .git/config: {GIT_WHY}")
+
+
+@pytest.mark.parametrize("mode", ["default", "accept_edits", "bypass"])
+def test_a_write_to_git_config_asks_shows_why_offers_no_always_and_n_keeps_it(
+        chapter, tmp_path, keyboard, capsys, mode):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config").write_text("[core]\n")
+    keyboard.feed("n")
+    tool_input = {"path": ".git/config", "content": "[core]\n\tfsmonitor = touch ran\n"}
+    call = tool_use("toolu_1", "write_file", tool_input)
+    client = FakeClient(reply(call), reply(text("Done.")))
+    session = new_session(chapter, client, tmp_path, mode=mode)
+
+    chapter.run_turn(session, "configure")
+
+    out = capsys.readouterr().out.splitlines()
+    start = out.index("  ? allow write_file: .git/config")
+    assert out[start + 4:start + 6] == [f"    This call changes .git/config: {GIT_WHY}.", "n"]
+    assert keyboard.asked == [ASK_ONCE]
+    assert (tmp_path / ".git" / "config").read_text() == "[core]\n"
+
+
+BASH_POWER = {
+    "echo x > .env": (".env", ENV_WHY),
+    "echo x > .ENV": (".env", ENV_WHY),
+    "echo x > .e''nv": (".env", ENV_WHY),
+    'echo x > ".e"nv': (".env", ENV_WHY),
+    "echo x > .e\\nv": (".env", ENV_WHY),
+    "cd .git && echo x > config": (".git", GIT_WHY),
+    "cp evil sub/.git/hooks/pre-commit": (".git", GIT_WHY),
+    "echo x >> .bashrc": (".bashrc", START_WHY),
+    "tee .agent/settings.json": (".agent/settings.json", SETTINGS_WHY),
+    "ln -s .agent a": (".agent", AGENT_WHY),
+    "cp x .gi?/config": MADE_UP,
+    "touch .e*": MADE_UP,
+    "cp x [.]git/config": MADE_UP,
+    "echo x > $HOME/.e''nv": (".env", ENV_WHY),
+    "echo x > $NAME": MADE_UP,
+    "echo x > `echo .env`": (".env", ENV_WHY),
+}
+
+
+@pytest.mark.parametrize("mode", ["default", "accept_edits", "bypass"])
+def test_a_bash_command_that_may_change_a_file_that_gives_power_asks_in_every_mode(
+        chapter, tmp_path, mode):
+    allow_all = {"permissions": {"allow": ["bash"]}}
+    assert {command: bash(chapter, tmp_path, command, mode=mode, settings=allow_all)
+            for command in BASH_POWER} == {command: ("ask", f"it changes {what}: {why}")
+                                           for command, (what, why) in BASH_POWER.items()}
+    # reading such a file is no change, and a glob cannot name a dot file unless it says the dot
+    by_mode = (("allow", "bypass mode") if mode == "bypass"
+               else ("ask", f"{mode} mode asks before this"))
+    (tmp_path / ".git").mkdir(exist_ok=True)
+    assert [bash(chapter, tmp_path, command, mode=mode, settings=allow_all)
+            for command in ("cat .env", "ls .git", "rm *.tmp", "echo x > .gitignore")] == [
+        ("allow", "rule 'bash'")] * 2 + [by_mode] * 2  # an allow rule covers no glob, no ">"
+    # a deny rule still denies
+    deny = {"permissions": {"deny": ["bash(*.env*)"]}}
+    assert bash(chapter, tmp_path, "echo x > .env", mode=mode, settings=deny) == (
+        "deny", "Denied by the rule 'bash(*.env*)' in .agent/settings.json.")
+
+
+# ---- deny rules see through spellings and wrappers -----------------------------------------
+
+SPELLINGS = ["\\rm -f x", "'rm' -f x", '"rm" -f x', "r''m -f x", "/bin/rm -f x",
+             "command rm -f x", "env FOO=1 rm x", "env -i rm x", "env -S 'rm x'", "FOO=1 rm x",
+             "exec rm x", "nice -n 5 rm x", "nohup rm x", "time rm x", "timeout 5 rm x",
+             "timeout -s KILL 5 rm x", "ls | xargs rm", "ls | xargs -0 -n 1 rm",
+             "find . -name x -delete", "find . -exec rm {} ;", "find . -execdir rm -f {} +",
+             "sh -c 'ls; rm x'", "bash -c 'rm x'", "nice timeout 5 env A=1 rm x",
+             "ls && \\rm x", "ls;'rm' x", "sudo rm x", "busybox rm x", "setsid rm x",
+             "stdbuf -o0 rm x", "ionice -c 3 rm x"]
+RM_DENIED = ("deny", "Denied by the rule 'bash(rm*)' in .agent/settings.json.")
+
+
+def test_a_deny_rule_sees_through_quotes_backslashes_and_wrappers(chapter, tmp_path):
+    deny = {"permissions": {"deny": ["bash(rm*)"], "allow": ["bash"]}}
+    assert {command: bash(chapter, tmp_path, command, mode="bypass", settings=deny)
+            for command in SPELLINGS} == dict.fromkeys(SPELLINGS, RM_DENIED)
+    # but not through a word that is no command
+    assert [bash(chapter, tmp_path, command, settings=deny)
+            for command in ("echo rm", "grep rm notes.md")] == [("allow", "rule 'bash'")] * 2
+
+
+def test_an_ask_rule_sees_through_them_too(chapter, tmp_path):
+    rules = {"permissions": {"ask": ["bash(rm*)"], "allow": ["bash"]}}
+    assert {command: bash(chapter, tmp_path, command, mode="bypass", settings=rules)
+            for command in SPELLINGS} == dict.fromkeys(SPELLINGS, ("ask", "rule 'bash(rm*)'"))
+
+
+def test_an_allow_rule_covers_one_plain_command_only(chapter, tmp_path):
+    allow = {"permissions": {"allow": ["bash(python3 greet.py*)"]}}
+    commands = ["python3 greet.py Ada", "python3 greet.py *", "python3 greet.py $(rm x)",
+                "python3 greet.py Ada; rm x", "python3 greet.py Ada\nrm x",
+                "python3 greet.py Ada > out", "python3 greet.py Ada & rm x"]
+    assert [bash(chapter, tmp_path, command, settings=allow)[0] for command in commands] == [
+        "allow", "ask", "ask", "ask", "ask", "ask", "ask"]
+
+
+# ---- the property: what is read-only changes nothing ----------------------------------------
+
+WORDS = ["notes.md", "sub", "sub/b.txt", "link", "inside", "-", "x", "a b", "../outside/secret",
+         "/etc/hostname", ".env", "", "1", "+2", "-n", "-x", "--", "--all", "-la", "-o",
+         "out.txt", "--output=out.txt", "-fnotes.md", "-f../outside/secret"]
+OPERATORS = [" && ", " || ", "; ", " | "]
+
+
+def commands(chapter):
+    """Commands of the allowlist's own grammar: its programs, their options (a value glued, after
+    "=", or the next word), and words that are paths inside, outside, through a link, or none."""
+    table = chapter.READ_ONLY
+
+    def quoted(word):
+        return f"'{word}'" if " " in word or not word else word
+
+    @st.composite
+    def one(draw):
+        program = draw(st.sampled_from(sorted(table)))
+        words = [program]
+        for _ in range(draw(st.integers(0, 3))):
+            if table[program] and draw(st.booleans()):
+                option = draw(st.sampled_from(sorted(table[program])))
+                value = quoted(draw(st.sampled_from(WORDS)))
+                if table[program][option] == chapter.FLAG:
+                    words.append(option)
+                elif option.startswith("--"):
+                    words.append(draw(st.sampled_from([f"{option}={value}", f"{option} {value}"])))
+                else:
+                    words.append(draw(st.sampled_from([f"{option}{value}", f"{option} {value}"])))
+            else:
+                words.append(quoted(draw(st.sampled_from(WORDS))))
+        return " ".join(words)
+
+    @st.composite
+    def chain(draw):
+        parts = draw(st.lists(one(), min_size=1, max_size=3))
+        joined = parts[0]
+        for part in parts[1:]:
+            joined += draw(st.sampled_from(OPERATORS)) + part
+        return joined
+
+    return chain()
+
+
+def snapshot(root):
+    """Every file and folder under root: name, kind, size, mtime, contents."""
+    seen = {}
+    for folder, names, files in os.walk(root):
+        for name in sorted(names + files):
+            path = os.path.join(folder, name)
+            status = os.lstat(path)
+            plain_file = os.path.isfile(path) and not os.path.islink(path)
+            content = Path(path).read_bytes() if plain_file else b""
+            seen[os.path.relpath(path, root)] = (status.st_mode, status.st_size,
+                                                 status.st_mtime_ns, content)
+    return seen
+
+
+@pytest.mark.parametrize("name", [CHAPTERS[0], CHAPTERS[-1]])  # the same code in between
+def test_every_command_the_allowlist_accepts_changes_no_file_in_or_beside_the_workdir(
+        name, tmp_path_factory):
+    chapter = load_chapter(name)
+    root = tmp_path_factory.mktemp("guard")
+    workdir, outside = root / "work", root / "outside"
+    (workdir / "sub").mkdir(parents=True)
+    outside.mkdir()
+    (workdir / "notes.md").write_text("b\na\nb\n")
+    (workdir / "sub" / "b.txt").write_text("b\n")
+    (workdir / ".env").write_text("KEY=x\n")
+    (outside / "secret").write_text("secret\n")
+    (workdir / "link").symlink_to(outside)
+    (workdir / "inside").symlink_to("notes.md")
+    before = snapshot(root)
+    accepted = []
+    environment = {"HOME": str(workdir)}
+
+    @settings(max_examples=60, deadline=None, derandomize=True, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+    @given(commands(chapter))
+    def property(command):
+        if chapter.is_read_only(command, workdir):
+            accepted.append(command)
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(chapter, "TOOL_ENVIRONMENT", environment)
+                chapter.run_bash(command, workdir)
+            assert snapshot(root) == before, command
+
+    property()
+    assert len(accepted) >= 10  # the grammar reaches commands the check accepts
