@@ -10,7 +10,7 @@ The conventions are in CONTRIBUTING.md ("Lessons"); this file checks them, per l
   - the "What changed" table is the one course/changes.py generates
   - the first screen holds the problem (one paragraph) and the idea with its first code block,
     and the table follows the idea; the main body (up to the edge cases) is at most 6,000
-    characters
+    characters, the generated table left out (its length follows the code)
   - every ```bash command (lessons, the top README) and every docstring's "Run it" command is
     run, and does what the text says; a ```text block right after a ```bash block is the real
     output of its last command, temporary paths normalized
@@ -349,8 +349,12 @@ def test_on_the_site_a_lesson_shows_no_marker_and_its_table_links_to_the_code():
         assert ("&lt;!--" in body, f'<a href="{name}.html#code">' in body) == (False, True)
 
 
+GENERATED_TABLE = re.compile(r"<!-- what-changed:begin -->.*?<!-- what-changed:end -->", re.S)
+
+
 def test_the_main_body_of_every_lesson_is_at_most_6000_characters():
-    sizes = {name: len(main_body(lesson(name))) for name in LESSONS}
+    # The generated table grows with the code, not with the writing: it is left out.
+    sizes = {name: len(GENERATED_TABLE.sub("", main_body(lesson(name)))) for name in LESSONS}
     assert {name: size for name, size in sizes.items() if size > MAIN_BODY_LIMIT} == {}
 
 
