@@ -17,7 +17,7 @@ FILE_CHAPTERS = [name for name in support.PRESENT if name >= "s02"]
 
 ASK = "    [y] yes  [a] always (saved to .agent/settings.json)  [n] no: "
 ASK_ONCE = "    [y] yes  [n] no: "
-NO_ALWAYS = "    [a] always is not offered: this is more than one simple command."
+NO_ALWAYS = "    [a] always is not offered: this is not one plain command."
 
 
 def too_long(length):
@@ -59,7 +59,7 @@ def test_characters_that_show_as_blank_or_nothing_are_escaped_and_counted(
     shown = ("touch ⟨301 blank characters: \\u2800, \\u3164⟩x \\u200bq⟨4 blank characters: "
              "\\u200b, \\u200c, \\u200d, …⟩r\\u202es")
     assert asked(chapter, tmp_path, keyboard, capsys, {"command": command}) == (
-        [f"  > bash: {shown}", f"  ? allow bash: {shown}", "n"], [ASK]
+        [f"  > bash: {shown}", f"  ? allow bash: {shown}", NO_ALWAYS, "n"], [ASK_ONCE]
     )
 
 
@@ -127,8 +127,9 @@ def test_a_write_shows_its_path_first_on_both_lines_and_its_content_collapsed(
         "    | README.md",
         "    | ⟨300 blank lines⟩",
         "    | KEY=1\\r",
+        "    This call changes .env: the next start reads the API key and the endpoint from it.",
         "n",
-    ], [ASK])
+    ], [ASK_ONCE])
 
 
 # ---- the > line, in every chapter ----------------------------------------------------------
