@@ -1,0 +1,131 @@
+"""The pages: home, chapter, compare, in each language."""
+
+import html
+import itertools
+
+from course.translations import LANGUAGES
+
+from .diffs import Column, Diff, diff_views
+from .highlight import highlight_lines
+from .lessons import lesson_placeholder, render_lesson
+from .recording import trace_path
+from .run_tab import run_view, script_json
+from .settings import PYTHON
+from .strings import STRINGS, UP, in_english, link_to, say
+from .templates import render
+
+
+def code_view(chapter, lang):
+    """code.py with line numbers; the lines that are new in this chapter marked "+"."""
+    new = Diff(chapter.previous, chapter).added_line_numbers if chapter.previous else set()
+    lines = highlight_lines(chapter.code)
+    width = len(str(len(lines)))
+    column = Column()
+    for number, line_html in enumerate(lines, 1):
+        if number in new:
+            column.add("added", f"{number:>{width}} +", line_html)
+        else:
+            column.add("context", f"{number:>{width}}  ", line_html)
+    if chapter.previous:
+        note = say(lang, "code_new", n=len(new), previous=html.escape(chapter.previous.name))
+    else:
+        note = say(lang, "code_first", n=len(lines))
+    return (f'<p>{note}</p><div class="code-view">{column.html(f"{chapter.name}/code.py", lang)}'
+            "</div>")
+
+
+def page(template, title, chapters, lang, name, current="", **values):
+    """A whole HTML page of language `lang` from `template` (which extends page.html): head,
+    the course navigation with the switch to the other language's page of the same name, the
+    main part, the footer."""
+    other = next(other for other in LANGUAGES if other != lang)
+
+    def here(key):
+        return ' aria-current="page"' if key == current else ""
+
+    return render(template, lang, title=title, chapters=chapters, other=other,
+                  switch=link_to(lang, other, name), up=UP[lang], here=here,
+                  site_strings=script_json(STRINGS[lang]["script"]), **values) + "\n"
+
+
+def home_page(chapters, lang):
+    """How to use the course, with commands taken from the chapters themselves, then a card
+    per chapter."""
+    first, second = chapters[0], chapters[1] if len(chapters) > 1 else None
+    cards = []
+    for chapter in chapters:
+        if chapter.previous:
+            diff = Diff(chapter.previous, chapter)
+            stats = say(lang, "card_stats", added=diff.added, removed=diff.removed,
+                        previous=chapter.previous.label)
+        else:
+            stats = say(lang, "card_first", lines=len(chapter.code.splitlines()))
+        cards.append({"chapter": chapter, "stats": stats,
+                      "topic": chapter.name.split("_", 1)[1].replace("_", " "),
+                      "summary": capitalise(chapter.summary_in(lang), lang)})
+    return page(
+        "home.html", say(lang, "course_title"), chapters, lang, "index.html", current="home",
+        cards=cards,
+        run_command=first.run_command or f"{PYTHON} {first.name}/code.py --offline",
+        diff_command=f"diff -u {first.name}/code.py {second.name}/code.py" if second else "",
+        replay_command=f"{PYTHON} {first.name}/code.py --script {trace_path(first.name)}",
+    )
+
+
+def capitalise(text, lang="en"):
+    """A summary as a sentence. (Chinese has no capitals, and an English word in it, such as
+    "agent", keeps its small letter: GLOSSARY.zh-CN.md.)"""
+    return text[:1].upper() + text[1:] if lang == "en" else text
+
+
+def chapter_parts(chapter, names, lang):
+    """What a chapter page shows that does not need its recorded run: lesson, code, diff.
+    A chapter whose lesson has no translation yet shows the English one, marked so."""
+    if chapter.lesson_in(lang) is not None:
+        lesson, images = render_lesson(chapter, names, lang)
+    elif chapter.lesson is not None:
+        lesson, images = render_lesson(chapter, names)
+        lesson = f'<p class="note">{say(lang, "untranslated")}</p>\n<div lang="en">{lesson}</div>'
+    else:
+        lesson, images = lesson_placeholder(chapter, lang), []
+    if chapter.previous:
+        diff = f"<h2>{say(lang, 'diff_against', name=html.escape(chapter.previous.name))}</h2>"
+        diff += diff_views(Diff(chapter.previous, chapter), "diff", lang)
+    else:
+        diff = f"<h2>{say(lang, 'diff_first_heading')}</h2><p>{say(lang, 'diff_first')}</p>"
+    return {"lesson": lesson, "images": images, "code": code_view(chapter, lang), "diff": diff}
+
+
+TABS = ("lesson", "code", "diff", "run")
+
+
+def chapter_page(chapter, chapters, parts, lang):
+    """The page of one chapter: four panels (site.js shows one at a time) and the pager."""
+    index = chapters.index(chapter)
+    title = f"{chapter.title_in(lang)} · {say(lang, 'course_title')}"
+    return page(
+        "chapter.html", title, chapters, lang, chapter.page, current=chapter.name,
+        chapter=chapter, parts=parts, tabs=TABS, run=run_view(chapter, lang),
+        prompt=in_english(lang, html.escape(chapter.run.prompt)),
+        previous=chapters[index - 1] if index > 0 else None,
+        next=chapters[index + 1] if index + 1 < len(chapters) else None,
+    )
+
+
+def compare_name(old, new):
+    return f"compare-{old.name}-vs-{new.name}.html"
+
+
+def compare_index(chapters, lang):
+    title = f"{say(lang, 'compare')} · {say(lang, 'course_title')}"
+    return page("compare_index.html", title, chapters, lang, "compare.html", current="compare",
+                pairs=list(itertools.combinations(chapters, 2)), compare_name=compare_name,
+                old=chapters[-2] if len(chapters) > 1 else chapters[0], new=chapters[-1])
+
+
+def compare_page(old, new, chapters, lang):
+    title = (f"{say(lang, 'compare_title', old=old.label, new=new.label)} · "
+             f"{say(lang, 'course_title')}")
+    return page("compare.html", title, chapters, lang, compare_name(old, new),
+                current="compare", old=old, new=new,
+                diff=diff_views(Diff(old, new), "compare", lang, heading_level=2))
