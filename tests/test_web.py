@@ -146,7 +146,7 @@ def text_of(fragment):
 # ---- the files -------------------------------------------------------------------
 
 def english_pages(names):
-    pages = ["index.html", "compare.html", *(f"{name}.html" for name in names)]
+    pages = ["index.html", "compare.html", "readme.html", *(f"{name}.html" for name in names)]
     return pages + [f"compare-{a}-vs-{b}.html" for i, a in enumerate(names) for b in names[i + 1:]]
 
 
@@ -390,6 +390,51 @@ def test_home_says_how_to_use_the_course_with_the_chapters_own_commands(site):
         f"diff -u {names[0]}/code.py {names[1]}/code.py",
         f".venv/bin/python {names[0]}/code.py --script play/{names[0]}.trace.jsonl",
     ]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-CN"])
+def test_home_gets_a_visitor_started_with_the_readmes_own_commands(site, lang):
+    """The commands are the README's Start section's ```bash blocks, read at build time; the
+    clone line says "the course's repository" while the build is not told its address."""
+    out, _ = site
+    home = (out / site_builder.SUBFOLDER[lang] / "index.html").read_text(encoding="utf-8")
+    start = re.search(r'<h2 id="get-started">.*?</ol>', home, re.S)[0]
+    commands = [html.unescape(c) for c in re.findall(
+        r'<pre class="terminal command"[^>]*><code>(.*?)</code></pre>', start, re.S)]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Start\n")[1].split("\n## ")[0]
+    assert commands == [block.split("\n```")[0] for block in section.split("```bash\n")[1:]]
+    assert commands == site_builder.readme_commands(ROOT) and len(commands) == 2
+    assert commands[0].startswith("python3 -m venv .venv && ")
+    words = site_builder.STRINGS[lang]
+    assert text_of(words["start_no_address"]) in text_of(start)
+    assert "git clone" not in re.sub(r"<code[^>]*>git clone</code>", "", start)
+    assert 'href="readme.html#lesson-start"' in start
+    assert 'href="readme.html#lesson-live-or-offline"' in start
+
+
+def test_the_clone_command_is_written_from_the_one_setting(monkeypatch):
+    monkeypatch.delenv("COURSE_REPOSITORY", raising=False)
+    assert site_builder.clone_command(site_builder.repository()) == ""
+    monkeypatch.setenv("COURSE_REPOSITORY", " https://example.org/course.git ")
+    assert site_builder.clone_command(site_builder.repository()) == (
+        "git clone https://example.org/course.git")
+
+
+def test_the_lessons_links_to_the_course_readme_land_on_its_sections(site):
+    """"As the course README says" lands on the README page at the section it names (the
+    exit codes and the live or offline section are there)."""
+    out, _ = site
+    lesson = (out / "s01_loop.html").read_text(encoding="utf-8")
+    assert re.findall(r'href="(readme\.html[^"]*)"', lesson) == [
+        "readme.html#lesson-the-chapters", "readme.html#lesson-live-or-offline", "readme.html"]
+    readme = (out / "readme.html").read_text(encoding="utf-8")
+    assert '<h2 id="lesson-live-or-offline">Live or offline</h2>' in readme
+    assert "<td>0</td>" in readme  # the exit codes' table
+    chinese = (out / ZH / "s01_loop.html").read_text(encoding="utf-8")
+    assert re.findall(r'href="(readme\.html[^"]*)"', chinese) == [
+        "readme.html#lesson-the-chapters", "readme.html#lesson-live-or-offline", "readme.html"]
+    assert 'id="lesson-live-or-offline"' in (out / ZH / "readme.html").read_text()
 
 
 def test_code_tab_marks_the_new_lines(site):
@@ -822,12 +867,14 @@ def test_a_chinese_page_has_chinese_chrome_and_marks_its_english_parts(site):
         "s03 · 工具运行之前，先决定允许、拒绝还是询问"]
     # code, diffs, terminals: English inside the Chinese page, marked so (not on the English one)
     english_parts = re.compile(
-        r'<(?:div|pre)\s[^>]*?class="(?:hl|rows|terminal|terminal command|docstring)"[^>]*>')
+        r'<(?:div|pre)\s[^>]*?class="(?:hl|hl command|rows|terminal|terminal command|docstring)"'
+        r'[^>]*>')
     for page in (out / ZH).glob("*.html"):
         text = page.read_text(encoding="utf-8")
         assert [tag for tag in english_parts.findall(text) if 'lang="en"' not in tag] == [], page
     tags = english_parts.findall(chinese)
-    assert set(tags) == {'<div class="hl" lang="en">', '<div class="rows" lang="en">',
+    assert set(tags) == {'<div class="hl" lang="en">', '<div class="hl command" lang="en">',
+                         '<div class="rows" lang="en">',
                          '<pre class="terminal command" lang="en">',
                          '<pre class="terminal" lang="en">'}
     assert [tag for tag in english_parts.findall(english) if "lang=" in tag] == []
@@ -898,9 +945,9 @@ def test_the_links_of_a_chinese_lesson_land_on_the_pages_of_the_site(tmp_path):
         '<h2 id="lesson-the-loop">循环</h2>\n'
         '<p>读<a href="s01_loop.html#code">代码</a>、<a href="s02_tools.html">s02 的讲义</a>、'
         '<a href="../s02_tools.html">英文版</a>、\n'
-        '<a href="index.html">首页</a>、<a href="../index.html">英文首页</a>，'
+        '<a href="readme.html">首页</a>、<a href="../readme.html">英文首页</a>，'
         '再看<a href="#lesson-the-loop">循环</a>和 <code lang="en">agent_loop</code>。</p>\n'
-        '<div class="hl" lang="en"><pre tabindex="0">ls\n</pre></div>\n'
+        '<div class="hl command" lang="en"><pre tabindex="0">ls\n</pre></div>\n'
     )
     assert images == []
     assert chapter.title_in(ZH) == "s01 · 标题" and chapter.title == "s01 · x"
@@ -927,7 +974,7 @@ def test_the_chinese_home_page_says_how_to_use_the_course_with_the_same_commands
     english = (out / "index.html").read_text(encoding="utf-8")
     chinese = (out / ZH / "index.html").read_text(encoding="utf-8")
     assert re.findall(r"<h[12][^>]*>(.*?)</h[12]>", chinese) == [
-        "构建一个编程 agent", "怎样使用这门课", "各章"]
+        "构建一个编程 agent", "开始上手", "怎样使用这门课", "各章"]
 
     def commands(text):
         how = re.search(r'<ol class="how">(.*?)</ol>', text, re.S)[1]

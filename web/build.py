@@ -61,7 +61,7 @@ from sitebuild.highlight import (  # noqa: E402, F401
     readable,
     site_colours,
 )
-from sitebuild.lessons import render_lesson  # noqa: E402, F401
+from sitebuild.lessons import README_PAGE, render_lesson  # noqa: E402, F401
 from sitebuild.pages import (  # noqa: E402
     chapter_page,
     chapter_parts,
@@ -69,6 +69,8 @@ from sitebuild.pages import (  # noqa: E402
     compare_name,
     compare_page,
     home_page,
+    readme_chapter,
+    readme_page,
 )
 from sitebuild.recording import (  # noqa: E402, F401
     Normaliser,
@@ -77,6 +79,7 @@ from sitebuild.recording import (  # noqa: E402, F401
     run_process,
 )
 from sitebuild.settings import ASSETS, DEFAULT_OUT, MARKER, ROOT, BuildError  # noqa: E402
+from sitebuild.start import clone_command, readme_commands, repository  # noqa: E402, F401
 from sitebuild.strings import STRINGS, SUBFOLDER  # noqa: E402, F401
 
 # ======================================================================
@@ -108,6 +111,8 @@ def build(out_dir: Path, chapters_root: Path = ROOT, launch=run_process, temp_ro
     chapters = find_chapters(Path(chapters_root).resolve())
     if not chapters:
         raise BuildError(f"no chapters (folders sNN_* with a code.py) in {chapters_root}")
+    root = Path(chapters_root).resolve()
+    readme = readme_chapter(root)
     futures = record_all(chapters, launch, temp_root)
     names = [chapter.name for chapter in chapters]
     pages, parts = {}, {}  # pages by their path in the build: "s01_loop.html", "zh-CN/..."
@@ -119,10 +124,13 @@ def build(out_dir: Path, chapters_root: Path = ROOT, launch=run_process, temp_ro
                 pages[folder + compare_name(old, new)] = compare_page(old, new, chapters, lang)
             for chapter in chapters:
                 parts[lang, chapter.name] = chapter_parts(chapter, names, lang)
+            if readme:
+                pages[folder + README_PAGE], images = readme_page(readme, chapters, lang)
+                parts[lang, README_PAGE] = {"images": images}
     finally:
         finish_recording(chapters, futures)
     for lang in LANGUAGES:  # the pages that show the recorded runs
-        pages[SUBFOLDER[lang] + "index.html"] = home_page(chapters, lang)
+        pages[SUBFOLDER[lang] + "index.html"] = home_page(chapters, lang, root)
         for chapter in chapters:
             pages[SUBFOLDER[lang] + chapter.page] = chapter_page(
                 chapter, chapters, parts[lang, chapter.name], lang)

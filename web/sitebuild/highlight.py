@@ -109,6 +109,9 @@ def highlight_lines(source):
     return highlight_pieces(source, PythonLexer(stripnl=False))[: len(source.splitlines())]
 
 
+COMMAND_LANGUAGES = {"bash", "sh", "shell", "console"}  # blocks of commands: they wrap
+
+
 def highlight_block(code, language, lang="en"):
     """A fenced code block of the lesson, highlighted for its language (plain text if unknown).
     It may scroll sideways, so it can take the keyboard's focus. (`lang`: the page's.)"""
@@ -118,7 +121,8 @@ def highlight_block(code, language, lang="en"):
         lexer = TextLexer()
     code = code.rstrip("\n")
     body = "\n".join(highlight_pieces(code, lexer)[: len(code.splitlines())])
-    return f'<div class="hl"{english_inside(lang)}><pre tabindex="0">{body}\n</pre></div>\n'
+    kind = "hl command" if language in COMMAND_LANGUAGES else "hl"
+    return f'<div class="{kind}"{english_inside(lang)}><pre tabindex="0">{body}\n</pre></div>\n'
 
 
 # ---- the colours of code, readable on every background they sit on ----

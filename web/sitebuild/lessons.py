@@ -34,9 +34,10 @@ class LessonRenderer(mistune.HTMLRenderer):
     - raw HTML is shown as text.
     """
 
-    def __init__(self, chapter, chapter_names, known_ids, lang="en", anchors=None):
+    def __init__(self, chapter, chapter_names, known_ids, lang="en", anchors=None, root=None):
         super().__init__(escape=True)
         self.chapter = chapter
+        self.root = (root or chapter.folder.parent).resolve()  # the repository
         self.lang = lang  # the page's language
         self.anchors = anchors or {}  # {slug of a translated heading: slug of the English one}
         self.chapter_names = chapter_names
@@ -94,16 +95,17 @@ class LessonRenderer(mistune.HTMLRenderer):
         source = self.local_file(url)
         if source is None:
             return None
-        root = self.chapter.folder.parent.resolve()
+        root = self.root
+        fragment = url.partition("#")[2]
+        section = f"#lesson-{slug(unquote(fragment))}" if fragment else ""
         pages = {"": None, **{name: f"{name}.html" for name in self.chapter_names}}
         for name, page_name in pages.items():
             folder = root / name if name else root
-            page_name = page_name or "index.html"
             if source == folder:
-                return page_name
-            for target_lang in LANGUAGES:
+                return page_name or "index.html"
+            for target_lang in LANGUAGES:  # a lesson, or the course README: its page
                 if source == folder / LESSON_FILE[target_lang]:
-                    return link_to(lang, target_lang, page_name)
+                    return link_to(lang, target_lang, page_name or README_PAGE) + section
             if not name:
                 continue
             if source == folder / "code.py":
@@ -119,7 +121,10 @@ def strip_tags(text):
     return html.unescape(re.sub(r"<[^>]+>", "", text))
 
 
-def render_lesson(chapter, chapter_names, lang="en"):
+README_PAGE = "readme.html"  # the course README (README.md at the root), on the site
+
+
+def render_lesson(chapter, chapter_names, lang="en", root=None):
     """The README (README.zh-CN.md for lang "zh-CN") as HTML, and the images it uses. Two
     passes: the first finds the headings.
 
@@ -136,9 +141,9 @@ def render_lesson(chapter, chapter_names, lang="en"):
                        if not re.fullmatch(r"\s*<!--.*-->\s*", line)
                        and not is_language_line(line))
     plugins = ["table", "strikethrough"]
-    first = LessonRenderer(chapter, chapter_names, set(), lang, anchors)
+    first = LessonRenderer(chapter, chapter_names, set(), lang, anchors, root)
     mistune.create_markdown(renderer=first, plugins=plugins)(markdown)
-    renderer = LessonRenderer(chapter, chapter_names, set(first.ids), lang, anchors)
+    renderer = LessonRenderer(chapter, chapter_names, set(first.ids), lang, anchors, root)
     body = mistune.create_markdown(renderer=renderer, plugins=plugins)(markdown)
     return body, renderer.images
 

@@ -3,14 +3,16 @@
 import html
 import itertools
 
-from course.translations import LANGUAGES
+from course.translations import LANGUAGES, TRANSLATION
 
+from .chapters import Chapter
 from .diffs import Column, Diff, diff_views
 from .highlight import highlight_lines
-from .lessons import lesson_placeholder, render_lesson
+from .lessons import README_PAGE, lesson_placeholder, render_lesson
 from .recording import trace_path
 from .run_tab import run_view, script_json
 from .settings import PYTHON
+from .start import clone_command, readme_commands, repository
 from .strings import STRINGS, UP, in_english, link_to, say
 from .templates import render
 
@@ -48,7 +50,7 @@ def page(template, title, chapters, lang, name, current="", **values):
                   site_strings=script_json(STRINGS[lang]["script"]), **values) + "\n"
 
 
-def home_page(chapters, lang):
+def home_page(chapters, lang, root=None):
     """How to use the course, with commands taken from the chapters themselves, then a card
     per chapter."""
     first, second = chapters[0], chapters[1] if len(chapters) > 1 else None
@@ -69,7 +71,33 @@ def home_page(chapters, lang):
         run_command=first.run_command or f"{PYTHON} {first.name}/code.py --offline",
         diff_command=f"diff -u {first.name}/code.py {second.name}/code.py" if second else "",
         replay_command=f"{PYTHON} {first.name}/code.py --script {trace_path(first.name)}",
+        clone=clone_command(repository()), commands=readme_commands(root) if root else [],
+        readme=README_PAGE,
     )
+
+
+def readme_chapter(root):
+    """The course README (README.md, README.zh-CN.md at the root) as a lesson to render, or
+    None when the root has none."""
+    readme, translated = root / "README.md", root / TRANSLATION
+    if not readme.is_file():
+        return None
+    return Chapter(name="course", folder=root, code="",
+                   lesson=readme.read_text(encoding="utf-8"),
+                   lesson_zh=translated.read_text(encoding="utf-8") if translated.is_file()
+                   else None)
+
+
+def readme_page(readme, chapters, lang):
+    """The course README, rendered as the lessons are, so that a lesson's "as the course
+    README says" lands on it. Returns (page, images)."""
+    body, images = render_lesson(readme, [c.name for c in chapters],
+                                 lang if readme.lesson_in(lang) else "en", root=readme.folder)
+    heading = readme.lesson_in(lang) or readme.lesson
+    heading = heading.partition("\n")[0].removeprefix("# ")
+    return page("readme.html", f"{say(lang, 'readme_title')} · {say(lang, 'course_title')}",
+                chapters, lang, README_PAGE, current="readme", heading=heading,
+                body=body), images
 
 
 def capitalise(text, lang="en"):

@@ -33,6 +33,21 @@ STRINGS = {
                  "Each chapter is the whole program so far plus one idea: read the lesson, the "
                  "code,\nthe diff against the chapter before, and step through a recorded run.\n"
                  'To put any two chapters side by side, use <a href="compare.html">Compare</a>.',
+        "start_heading": "Get started",
+        "start_clone": "Clone the course's repository, then work from its folder:",
+        "start_no_address": "Get a copy of the course's repository (<code>git clone</code> "
+                            "with the address you have it from), and open a terminal in its "
+                            "folder.",
+        "start_commands": "Then, with Python 3.11 or newer, the commands of the README's\n"
+                          '<a href="{start}">Start</a> section: a virtual environment in '
+                          "<code>.venv</code>, the requirements, and chapter 1; then the "
+                          "tests.",
+        "start_live": "Without a key, everything runs offline against a scripted model; with "
+                      "<code>ANTHROPIC_API_KEY</code>\nset, the same code talks to the API: "
+                      '<a href="{live}">Live or offline</a>.',
+        "readme_title": "The course README",
+        "readme_link": "The whole course README, on this site: "
+                       '<a href="{readme}">setup, the command line, exit codes, tests</a>.',
         "how_heading": "How to use this course",
         "how_run": "<strong>Run a chapter</strong>, offline, from the repository root:\n"
                    "<code>{command}</code>, and type the prompt its banner shows.",
@@ -214,6 +229,19 @@ STRINGS = {
                  "每一章都是到这一章为止的完整程序，再加一个新概念：读讲义、读代码、看它和前一章的 "
                  "diff，\n再一步一步看一次录下的运行。\n"
                  '要把任意两章放在一起看，用<a href="compare.html">对比</a>。',
+        "start_heading": "开始上手",
+        "start_clone": "克隆课程仓库，然后在它的目录里操作：",
+        "start_no_address": "取得课程仓库的一份副本（用 <code>git clone</code> 和你拿到的地址），"
+                            "在它的目录里打开终端。",
+        "start_commands": "然后，用 Python 3.11 或更新版本，运行 README 的\n"
+                          '<a href="{start}">开始</a>一节里的命令：在 <code>.venv</code> '
+                          "建虚拟环境、安装依赖、运行第 1 章；再运行测试。",
+        "start_live": "没有 key 时，一切都离线运行，对着一个按脚本回复的模型；设置了 "
+                      "<code>ANTHROPIC_API_KEY</code>，同样的代码就和 API 对话："
+                      '<a href="{live}">在线还是离线</a>。',
+        "readme_title": "课程 README",
+        "readme_link": "完整的课程 README 也在本站："
+                       '<a href="{readme}">安装、命令行、退出码、测试</a>。',
         "how_heading": "怎样使用这门课",
         "how_run": "<strong>运行一章</strong>，离线，在仓库根目录：\n"
                    "<code>{command}</code>，然后输入它的横幅显示的提示词。",
