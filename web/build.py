@@ -53,14 +53,7 @@ from course.translations import LANGUAGES  # noqa: E402
 from sitebuild.captions import step_captions, terminal_events  # noqa: E402, F401
 from sitebuild.chapters import Chapter, docstring_diagram, find_chapters  # noqa: E402, F401
 from sitebuild.diffs import Diff, WhatIsNew, what_is_new  # noqa: E402, F401
-from sitebuild.highlight import (  # noqa: E402, F401
-    CODE_BACKGROUNDS,
-    contrast,
-    highlight_lines,
-    pygments_css,
-    readable,
-    site_colours,
-)
+from sitebuild.highlight import highlight_lines, pygments_css  # noqa: E402, F401
 from sitebuild.lessons import README_PAGE, render_lesson  # noqa: E402, F401
 from sitebuild.pages import (  # noqa: E402
     chapter_page,

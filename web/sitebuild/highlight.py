@@ -1,9 +1,7 @@
 """Highlighting with pygments, and the colours of code."""
 
-import colorsys
 import functools
 import html
-import re
 
 import pygments
 from pygments.lexers import PythonLexer, TextLexer, get_lexer_by_name
@@ -11,7 +9,7 @@ from pygments.styles import get_style_by_name
 from pygments.token import STANDARD_TYPES, Comment, Keyword, Name, Operator, String
 from pygments.util import ClassNotFound
 
-from .settings import ASSETS, DARK_STYLE, LIGHT_STYLE, MIN_CONTRAST
+from .settings import DARK_STYLE, LIGHT_STYLE
 from .strings import english_inside
 
 LIGHT = get_style_by_name(LIGHT_STYLE)
@@ -125,50 +123,15 @@ def highlight_block(code, language, lang="en"):
     return f'<div class="{kind}"{english_inside(lang)}><pre tabindex="0">{body}\n</pre></div>\n'
 
 
-# ---- the colours of code, readable on every background they sit on ----
+# ---- the colours of code ----
+# Two pygments styles whose colours are readable as they are (4.5:1 or more) on every
+# background code sits on here (the code block, the page, the diff lines added and removed):
+# xcode on the light pages, github-dark on the dark ones. The build computes no contrast:
+# axe-core checks it on the pages (tests/test_web.py, web/check_pages.py).
 
-def site_colours():
-    """The colour variables of site.css: ({name: colour} light, {name: colour} dark)."""
-    css = (ASSETS / "site.css").read_text(encoding="utf-8")
-    light_block = re.search(r":root\s*{(.*?)}", css, re.S).group(1)
-    dark_block = re.search(r"prefers-color-scheme:\s*dark\)\s*{\s*:root\s*{(.*?)}", css, re.S)
-    variables = re.compile(r"--([\w-]+):\s*(#[0-9a-fA-F]{6})\b")
-    return dict(variables.findall(light_block)), dict(variables.findall(dark_block.group(1)))
-
-
-# The backgrounds code sits on: the code block, the page, diff lines added and removed.
-CODE_BACKGROUNDS = ("code-bg", "page", "panel", "plus-bg", "minus-bg", "empty-bg")
-
-
-def luminance(colour):
-    channels = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
-    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
-    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
-
-
-def contrast(one, other):
-    high, low = sorted((luminance(one), luminance(other)), reverse=True)
-    return (high + 0.05) / (low + 0.05)
-
-
-def readable(colour, backgrounds, dark):
-    """The colour, made darker (light pages) or lighter (dark pages) in small steps, keeping
-    its hue, until it reaches MIN_CONTRAST against every background."""
-    red, green, blue = (int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5))
-    hue, lightness, saturation = colorsys.rgb_to_hls(red, green, blue)
-    for _ in range(100):
-        channels = colorsys.hls_to_rgb(hue, lightness, saturation)
-        candidate = "#" + "".join(f"{round(c * 255):02x}" for c in channels)
-        if min(contrast(candidate, b) for b in backgrounds) >= MIN_CONTRAST:
-            return candidate
-        lightness = min(lightness + 0.01, 1) if dark else max(lightness - 0.01, 0)
-    return "#ffffff" if dark else "#000000"
-
-
-def token_rule(selector, token_look_, backgrounds, dark):
+def token_rule(selector, token_look_):
     colour, bold, italic, underline = token_look_
-    parts = [f"color: {readable('#' + colour, backgrounds, dark)}" if colour
-             else "color: inherit"]
+    parts = [f"color: #{colour}" if colour else "color: inherit"]
     parts.append(f"font-weight: {'bold' if bold else 'normal'}")
     parts.append(f"font-style: {'italic' if italic else 'normal'}")
     if underline:
@@ -177,18 +140,13 @@ def token_rule(selector, token_look_, backgrounds, dark):
 
 
 def pygments_css():
-    """The colours of the highlighted code, light and dark: the two pygments styles, each
-    colour adjusted to be readable on every background code has on the site."""
-    light_colours, dark_colours = site_colours()
-    light_backgrounds = [light_colours[name] for name in CODE_BACKGROUNDS]
-    dark_backgrounds = [dark_colours[name] for name in CODE_BACKGROUNDS]
+    """The colours of the highlighted code, light and dark: the two pygments styles' own."""
     light, dark = [], []
     for kind in dict.fromkeys(token_kind(kind) for kind in COLOURED):
         short, pair = css_class(kind), token_look(kind)
-        light.append(token_rule(f".hl .{short}", pair[0], light_backgrounds, dark=False))
-        dark.append(token_rule(f"  .hl .{short}", pair[1], dark_backgrounds, dark=True))
+        light.append(token_rule(f".hl .{short}", pair[0]))
+        dark.append(token_rule(f"  .hl .{short}", pair[1]))
     return ("/* The colours of code: pygments' " + LIGHT_STYLE + " and " + DARK_STYLE +
-            " styles\n   for the kinds of token the site colours, made readable on the site's "
-            "   backgrounds by web/build.py. */\n"
+            " styles\n   for the kinds of token the site colours (web/sitebuild/highlight.py). */\n"
             + "\n".join(light) + "\n\n@media (prefers-color-scheme: dark) {\n"
             + "\n".join(dark) + "\n}\n")
