@@ -7,6 +7,7 @@ test makes a second build. The accessibility checks (axe-core, web/check_pages.p
 
 import difflib
 import functools
+import gzip
 import html
 import http.server
 import importlib.util
@@ -146,7 +147,8 @@ def text_of(fragment):
 # ---- the files -------------------------------------------------------------------
 
 def english_pages(names):
-    pages = ["index.html", "compare.html", "readme.html", *(f"{name}.html" for name in names)]
+    pages = ["index.html", "compare.html", "readme.html", "search.html",
+             *(f"{name}.html" for name in names)]
     return pages + [f"compare-{a}-vs-{b}.html" for i, a in enumerate(names) for b in names[i + 1:]]
 
 
@@ -158,7 +160,7 @@ def test_every_page_is_built_in_english_and_in_chinese(site, shown_run):
         english + [f"zh-CN/{page}" for page in english])
     # the shared files are there once, at the top
     assert sorted(path.name for path in out.iterdir() if path.is_dir()) == [
-        "assets", "images", "notebooks", "traces", "zh-CN"]
+        "assets", "images", "notebooks", "pagefind", "traces", "zh-CN"]
     assert [path for path in (out / "zh-CN").iterdir() if not path.name.endswith(".html")] == []
 
 
@@ -184,6 +186,12 @@ def test_every_internal_link_resolves(site):
                     f"{page.name}: <{tag} {attribute}={value!r}>: no id {parts.fragment!r}"
                 )
     assert broken == []
+
+
+# Pagefind's JavaScript parses a result's address against a made-up base, never requested (the
+# browser tests see every request): these, and nothing else, may be in its bundle.
+PAGEFIND_URL_BASES = {("pagefind", "https://example.com${anchored_url}"),
+                      ("pagefind", "https://example.com${normalized}")}
 
 
 def test_nothing_points_to_another_host(site):
@@ -213,6 +221,7 @@ def test_nothing_points_to_another_host(site):
         found += [
             f"{script.name}: {url}"
             for url in re.findall(r"https?://[^\s'\"`]+", script.read_text())
+            if (script.parent.name, url) not in PAGEFIND_URL_BASES
         ]
     assert found == []
 
@@ -650,7 +659,10 @@ def test_no_path_of_the_building_machine_is_in_the_site(site, second_site):
         for path in sorted(build.rglob("*")):
             if not path.is_file() or path.suffix == ".svg":
                 continue
-            text = path.read_text(encoding="utf-8")
+            data = path.read_bytes()
+            if data.startswith(b"\x1f\x8b"):  # the search index: gzip (sitebuild/search.py)
+                data = gzip.decompress(data)
+            text = data.decode("utf-8", errors="replace")
             assert [where for where in machine if where in text] == [], path
             assert "/tmp" not in text, path
 
@@ -907,7 +919,9 @@ def test_a_chinese_lesson_is_its_translation_with_the_english_anchors(site):
         chinese = panel((out / ZH / f"{name}.html").read_text(encoding="utf-8"), "lesson")
         opening = '<section class="panel lesson" id="lesson" aria-labelledby="tab-lesson">\n'
         for lesson in (english, chinese):  # no language line above the first section
-            assert lesson.startswith(opening + '<h2 id="lesson-the-problem">'), name
+            assert re.match(re.escape(opening) + r'<nav class="toc" aria-label="[^"]+"><ol>'
+                            r'<li><a href="#lesson-the-problem">.*?</ol></nav>\n'
+                            r'<h2 id="lesson-the-problem">', lesson), name
         source = (ROOT / name / "README.zh-CN.md").read_text(encoding="utf-8")
         titles = re.findall(r"^#{2,3} (.*)$", source, re.M)
         assert [text_of(found[2]) for found in heading.findall(chinese)] == [
@@ -941,7 +955,7 @@ def test_the_links_of_a_chinese_lesson_land_on_the_pages_of_the_site(tmp_path):
     assert body == (
         '<h2 id="lesson-the-loop">循环</h2>\n'
         '<p>读<a href="s01_loop.html#code">代码</a>、<a href="s02_tools.html">s02 的讲义</a>、'
-        '<a href="../s02_tools.html">英文版</a>、\n'
+        '<a href="../s02_tools.html">英文版</a>、'
         '<a href="readme.html">首页</a>、<a href="../readme.html">英文首页</a>，'
         '再看<a href="#lesson-the-loop">循环</a>和 <code lang="en">agent_loop</code>。</p>\n'
         '<div class="hl command" lang="en"><pre tabindex="0">ls\n</pre></div>\n'
@@ -965,6 +979,42 @@ def test_a_chapter_not_translated_yet_shows_its_english_lesson_marked_so(tmp_pat
         '<code lang="en">code.py</code> 对自己的介绍：</p>\n'
         '<pre class="docstring" lang="en">s01_loop: x.</pre>')
     assert chapter.title_in(ZH) == chapter.title == "s01 · x"
+
+# What a browser shows of a page's text, roughly: inline tags taken out, the others (and
+# <pre>, <script>, <template>, whose text is code or data) a boundary no space crosses.
+INLINE_TAGS = re.compile(r"</?(?:a|abbr|b|code|del|em|i|ins|kbd|mark|q|s|small|span|strong|sub"
+                         r"|sup|time|u|wbr)\b[^>]*>")
+
+
+def shown_text(page_html):
+    text = re.sub(r"<(script|template|pre)\b.*?</\1>", "\x01", page_html, flags=re.S)
+    text = INLINE_TAGS.sub("", text)
+    return html.unescape(re.sub(r"<[^>]+>", "\x01", text))
+
+
+def test_no_space_between_two_chinese_characters_on_a_chinese_page(site):
+    """A soft line break of wrapped Chinese source (or a space after bold) would show as a
+    space between two Chinese characters: the renderer leaves none, nor do the captions."""
+    out, names = site
+    between = re.compile(rf"[{site_builder.CJK}][ \t\n]+[{site_builder.CJK}]")
+    found = {page.name: between.findall(shown_text(page.read_text(encoding="utf-8")))
+             for page in sorted((out / ZH).glob("*.html"))}
+    assert {name: runs for name, runs in found.items() if runs} == {}
+    assert len(found) == len(english_pages(names))
+    captions = [step["caption"] for name in names for step in run_data(out / ZH, name)["steps"]]
+    assert [caption for caption in captions if between.search(caption)] == []
+
+
+def test_line_breaks_between_chinese_characters_are_taken_out():
+    join = site_builder.join_cjk_lines
+    assert join("循环、\n工具") == "循环、工具"
+    assert join('见<a href="x">首页</a>，\n  再看') == '见<a href="x">首页</a>，再看'
+    assert join("<strong>粗体。</strong> 正文") == "<strong>粗体。</strong>正文"
+    assert join("agent\n循环 loop 和\nREADME") == "agent\n循环 loop 和\nREADME"
+    assert join("</p>\n<p>") == "</p>\n<p>"  # between blocks: as it was
+    assert join("<pre>中\n文</pre>中\n文") == "<pre>中\n文</pre>中文"
+    assert join("甲\x00乙 a\x00b") == "甲乙 a\nb"
+
 
 def test_the_chinese_home_page_says_how_to_use_the_course_with_the_same_commands(site):
     out, names = site
@@ -1220,8 +1270,9 @@ def test_browser_a_chapter_at_desktop_and_phone_width(site, visit, lang):
     page.click("#step-next")
     page.set_viewport_size({"width": 390, "height": 844})
     for view in ("run", "code", "diff", "diff-split", "lesson"):
-        if view == "diff-split":
-            page.click("button[data-view=diff-split]")
+        if view == "diff-split":  # no button on a phone (unified only), but the address works
+            page.evaluate("location.hash = 'diff-split'")
+            page.wait_for_function("!document.getElementById('diff-split').hidden")
         else:
             page.click(f"#tab-{view}")
             wait_for_panel(page, view)
@@ -1275,6 +1326,184 @@ def test_browser_compare_two_chapters(site, visit):
         visit.assert_clean()
         pytest.skip("s04_hooks or s05_todo_write is not written yet: cannot compare them")
     compare("s04_hooks", "s05_todo_write", "todo_write")
+    visit.assert_clean()
+
+
+@pytest.mark.browser
+def test_browser_back_shows_the_tab_the_address_names(site, visit):
+    """Lesson, Code, Run, a step, then Back twice: the address is the bare page again, and the
+    Lesson tab shows (it used to keep the Code tab)."""
+    out, names = site
+    page = visit.open(f"{names[0]}.html")
+    wait_for_panel(page, "lesson")
+    page.click("#tab-code")
+    wait_for_panel(page, "code")
+    page.click("#tab-run")
+    wait_for_panel(page, "run")
+    page.click("#step-next")
+    assert page.url == f"{visit.base}{names[0]}.html#step-2"
+    page.go_back()
+    wait_for_panel(page, "code")
+    page.go_back()
+    wait_for_panel(page, "lesson")
+    assert page.url == f"{visit.base}{names[0]}.html"
+    assert visible_panels(page) == ["lesson"]
+    visit.assert_clean()
+
+
+BOXES = """() => {
+  const box = (selector) => document.querySelector(selector).getBoundingClientRect();
+  return {header: box("header.site").height, tabs: box(".tabs").bottom,
+          tabsHeight: box(".tabs").height, bar: box(".player-bar").top,
+          barHeight: box(".player-bar").height, barBottom: box(".player-bar").bottom,
+          sent: box("#sent-title").top};
+}"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width,height", [(1280, 800), (390, 844)])
+def test_browser_a_step_opened_by_link_lands_below_the_bars(site, visit, width, height):
+    """The player's top goes right under the tab bar, its bar under the tabs with no gap (the
+    offset is the tab bar's real height), and the step's "Sent" heading under the bar."""
+    out, names = site
+    visit.page.set_viewport_size({"width": width, "height": height})
+    page = visit.open(f"{names[-1]}.html#step-5")
+    page.wait_for_load_state("load")
+    page.wait_for_function("document.getElementById('step-counter').textContent.includes('5')")
+    boxes = page.evaluate(BOXES)
+    assert round(boxes["bar"] - boxes["tabs"]) == 1  # the player's border: its top is the tabs'
+    assert boxes["sent"] >= boxes["barBottom"]
+    page.mouse.wheel(0, 600)  # scrolled on, the bar sticks to the tabs
+    page.wait_for_function("document.querySelector('.player-bar').getBoundingClientRect().top"
+                           " < document.querySelector('.tabs').getBoundingClientRect().bottom"
+                           " + 0.5")
+    boxes = page.evaluate(BOXES)
+    assert round(boxes["bar"], 2) == round(boxes["tabs"], 2)
+    visit.assert_clean()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", ["en", "zh-CN"])
+def test_browser_on_a_phone_the_bars_take_a_quarter_of_the_screen_and_the_header_one_row(
+        site, visit, lang):
+    out, names = site
+    visit.page.set_viewport_size({"width": 390, "height": 844})
+    folder = site_builder.SUBFOLDER[lang]
+    steps = len(run_data(out, names[-1])["calls"])
+    page = visit.open(f"{folder}{names[-1]}.html#step-1")
+    tallest = 0
+    for step in range(1, steps + 1):
+        page.evaluate(f"location.hash = 'step-{step}'")
+        page.wait_for_function(f"location.hash === '#step-{step}' && document.getElementById("
+                               f"'step-counter').textContent.includes('{step}')")
+        boxes = page.evaluate(BOXES)
+        tallest = max(tallest, boxes["tabsHeight"] + boxes["barHeight"])
+    assert tallest <= 844 / 4, tallest
+    # the header: the title, the chapters and the language switch side by side, in one row
+    rows = page.evaluate("""() => {
+      const parts = [...document.querySelectorAll("header.site nav > *")]
+        .map((part) => part.getBoundingClientRect());
+      return parts.every((one) => parts.every((other) => one.top < other.bottom
+                                                       && other.top < one.bottom));
+    }""")
+    assert rows is True
+    assert page.evaluate("document.querySelector('header.site').getBoundingClientRect()"
+                         ".height") <= 64
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth") is True
+    visit.assert_clean()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang,words", [("en", "cache_control"), ("zh-CN", "缓存")])
+def test_browser_the_search_finds_the_s01_lesson(site, visit, lang, words):
+    """Pagefind's index of the lessons and the code: a word of s01's lesson finds it, in
+    either language, and the result opens the lesson at its section."""
+    out, names = site
+    folder = site_builder.SUBFOLDER[lang]
+    page = visit.open(f"{folder}search.html?q={words}")
+    page.wait_for_selector("#search-results li > a")
+    links = page.eval_on_selector_all("#search-results li > a",
+                                      "links => links.map((a) => a.getAttribute('href'))")
+    wanted = f"/{folder}s01_loop.html#lesson-making-it-hold"
+    assert wanted in links, links
+    page.click(f'#search-results a[href="{wanted}"]')
+    wait_for_panel(page, "lesson")
+    assert page.url == f"{visit.base}{folder}s01_loop.html#lesson-making-it-hold"
+    visit.assert_clean()
+
+
+@pytest.mark.browser
+def test_browser_the_copy_button_copies_the_exact_command(site, browser, server):
+    context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
+    page = context.new_page()
+    try:
+        page.goto(server + "index.html")
+        page.click("#get-started ~ ol .copyable > button.copy >> nth=0")
+        assert page.evaluate("navigator.clipboard.readText()") == (
+            site_builder.readme_commands(ROOT)[0])
+        page.goto(server + "s03_permissions.html#run")
+        page.click("#run .copyable > button.copy")
+        run = read_scenario(ROOT / "s03_permissions")
+        shown = page.text_content("#run pre.command code")
+        assert page.evaluate("navigator.clipboard.readText()") == shown.removeprefix("$ ")
+        assert shown.removeprefix("$ ").endswith(f"--offline --trace play/s03_permissions"
+                                                 f".trace.jsonl '{run['prompt']}'")
+        page.goto(server + "s01_loop.html#code")
+        page.click("#code .copyable > button.copy")
+        assert page.evaluate("navigator.clipboard.readText()") == (
+            (ROOT / "s01_loop" / "code.py").read_text(encoding="utf-8").removesuffix("\n"))
+    finally:
+        context.close()
+
+
+LINE_AT = """(number) => {
+  const range = document.createRange();
+  range.setStartAfter(document.getElementById(`code-L${number}`));
+  range.setEndBefore(document.getElementById(`code-L${number + 1}`));
+  return [document.getElementById(`code-L${number}`).getBoundingClientRect().top,
+          document.querySelector(".tabs").getBoundingClientRect().bottom, range.toString()];
+}"""
+
+
+@pytest.mark.browser
+def test_browser_a_line_anchor_opens_the_code_tab_at_its_line(site, visit):
+    """#code-L620 opens the Code tab with line 620 half a rem under the tab bar; a What
+    changed link of the lesson lands on its section's banner."""
+    out, names = site
+    code = (ROOT / "s03_permissions" / "code.py").read_text(encoding="utf-8").splitlines()
+    page = visit.open("s03_permissions.html#code-L620")
+    wait_for_panel(page, "code")
+    top, tabs, text = page.evaluate(LINE_AT, 620)
+    assert (round(top - tabs), text) == (8, code[619] + "\n")
+    page.click("#tab-lesson")
+    wait_for_panel(page, "lesson")
+    link = page.locator("#lesson table a").first
+    number = int(link.get_attribute("href").rpartition("#code-L")[2])
+    section = link.text_content()
+    link.click()
+    wait_for_panel(page, "code")
+    top, tabs, text = page.evaluate(LINE_AT, number)
+    assert round(top - tabs) == 8
+    assert text.startswith("# ===") and code[number].startswith("# ") and (
+        code[number].removeprefix("# ").split("  ")[0] == section)
+    visit.assert_clean()
+
+
+@pytest.mark.browser
+def test_browser_no_command_scrolls_sideways_at_1280_px(site, visit):
+    out, names = site
+    wide = """() => [...document.querySelectorAll("pre.command, .hl.command pre")]
+      .filter((pre) => pre.checkVisibility() && pre.scrollWidth > pre.clientWidth)
+      .map((pre) => pre.textContent.slice(0, 60))"""
+    seen = 0
+    for address in ["index.html"] + [f"{name}.html#{tab}" for name in names
+                                     for tab in ("lesson", "run")]:
+        page = visit.open(address)
+        page.wait_for_function("document.documentElement.classList.contains('ready')")
+        assert page.evaluate(wide) == [], address
+        seen += page.evaluate("document.querySelectorAll('pre.command, .hl.command pre')"
+                              ".length")
+    assert seen > 12 * 2
     visit.assert_clean()
 
 

@@ -50,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # What other scripts and the tests use of the builder is importable from here too.
 from course import offline_environment  # noqa: E402, F401
 from course.translations import LANGUAGES  # noqa: E402
+from sitebuild import search  # noqa: E402
 from sitebuild.captions import step_captions, terminal_events  # noqa: E402, F401
 from sitebuild.chapters import Chapter, docstring_diagram, find_chapters  # noqa: E402, F401
 from sitebuild.diffs import Diff, WhatIsNew, what_is_new  # noqa: E402, F401
@@ -64,6 +65,7 @@ from sitebuild.pages import (  # noqa: E402
     home_page,
     readme_chapter,
     readme_page,
+    search_page,
 )
 from sitebuild.recording import (  # noqa: E402, F401
     Normaliser,
@@ -73,7 +75,7 @@ from sitebuild.recording import (  # noqa: E402, F401
 )
 from sitebuild.settings import ASSETS, DEFAULT_OUT, MARKER, ROOT, BuildError  # noqa: E402
 from sitebuild.start import clone_command, readme_commands, repository  # noqa: E402, F401
-from sitebuild.strings import STRINGS, SUBFOLDER  # noqa: E402, F401
+from sitebuild.strings import CJK, STRINGS, SUBFOLDER, join_cjk_lines  # noqa: E402, F401
 
 # ======================================================================
 # THE BUILD
@@ -113,6 +115,7 @@ def build(out_dir: Path, chapters_root: Path = ROOT, launch=run_process, temp_ro
         for lang in LANGUAGES:
             folder = SUBFOLDER[lang]
             pages[folder + "compare.html"] = compare_index(chapters, lang)
+            pages[folder + "search.html"] = search_page(chapters, lang)
             for old, new in itertools.combinations(chapters, 2):
                 pages[folder + compare_name(old, new)] = compare_page(old, new, chapters, lang)
             for chapter in chapters:
@@ -145,6 +148,7 @@ def build(out_dir: Path, chapters_root: Path = ROOT, launch=run_process, temp_ro
         write(out_dir / "traces" / f"{chapter.name}.jsonl", chapter.run.trace)
         if chapter.notebook.is_file():
             shutil.copyfile(chapter.notebook, out_dir / "notebooks" / f"{chapter.name}.ipynb")
+    search.index(out_dir)  # last: Pagefind reads the pages written
     return names
 
 

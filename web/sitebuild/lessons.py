@@ -10,7 +10,7 @@ from course.translations import LANGUAGES, is_language_line
 from course.translations import MARKER as TRANSLATION_MARKER
 
 from .highlight import highlight_block
-from .strings import LESSON_FILE, UP, english_inside, link_to, say
+from .strings import LESSON_FILE, SOFT_BREAK, UP, english_inside, join_cjk_lines, link_to, say
 
 
 def slug(text):
@@ -54,12 +54,22 @@ class LessonRenderer(mistune.HTMLRenderer):
         level = min(max(level, 2), 6)
         return f'<h{level} id="{anchor}">{text}</h{level}>\n'
 
+    def softbreak(self):
+        """A line break inside a paragraph: placed by join_cjk_lines once the paragraph is
+        rendered (none between two Chinese characters)."""
+        return SOFT_BREAK
+
     def block_code(self, code, info=None):
         language = info.split()[0] if info and info.strip() else ""
         return highlight_block(code, language, self.lang)
 
     def codespan(self, text):
-        return super().codespan(text).replace("<code>", f"<code{english_inside(self.lang)}>", 1)
+        """Inline code; a long name may break after its _ . / - (a <wbr>), not inside a word."""
+        shown = super().codespan(text).replace("<code>", f"<code{english_inside(self.lang)}>", 1)
+        if len(text) < LONG_NAME:
+            return shown
+        start, end = shown.index(">") + 1, shown.rindex("<")  # the text inside <code>...</code>
+        return shown[:start] + re.sub(r"(?<=[_./-])(?=\w)", "<wbr>", shown[start:end]) + shown[end:]
 
     def link(self, text, url, title=None):
         target = self.site_target(url)
@@ -108,8 +118,9 @@ class LessonRenderer(mistune.HTMLRenderer):
                     return link_to(lang, target_lang, page_name or README_PAGE) + section
             if not name:
                 continue
-            if source == folder / "code.py":
-                return f"{page_name}#code"
+            if source == folder / "code.py":  # a line (code.py#L157) has its anchor there
+                line = re.fullmatch(r"L(\d+)", fragment)
+                return f"{page_name}#code-L{line[1]}" if line else f"{page_name}#code"
             if source == folder / "scenario.json":
                 return f"{page_name}#run"
             if source == folder / "notebook.ipynb" and source.is_file():
@@ -121,6 +132,7 @@ def strip_tags(text):
     return html.unescape(re.sub(r"<[^>]+>", "", text))
 
 
+LONG_NAME = 20  # characters of inline code from which it may break at <wbr>
 README_PAGE = "readme.html"  # the course README (README.md at the root), on the site
 
 
@@ -145,6 +157,7 @@ def render_lesson(chapter, chapter_names, lang="en", root=None):
     mistune.create_markdown(renderer=first, plugins=plugins)(markdown)
     renderer = LessonRenderer(chapter, chapter_names, set(first.ids), lang, anchors, root)
     body = mistune.create_markdown(renderer=renderer, plugins=plugins)(markdown)
+    body = join_cjk_lines(body) if lang != "en" else body.replace(SOFT_BREAK, "\n")
     return body, renderer.images
 
 

@@ -2,12 +2,13 @@
 
 import html
 import itertools
+import re
 
 from course.translations import LANGUAGES, TRANSLATION
 
 from .chapters import Chapter
-from .diffs import Column, Diff, diff_views
-from .highlight import highlight_lines
+from .code_tab import code_view
+from .diffs import Diff, diff_views
 from .lessons import README_PAGE, lesson_placeholder, render_lesson
 from .recording import trace_path
 from .run_tab import run_view, script_json
@@ -15,25 +16,6 @@ from .settings import PYTHON
 from .start import clone_command, readme_commands, repository
 from .strings import STRINGS, UP, in_english, link_to, say
 from .templates import render
-
-
-def code_view(chapter, lang):
-    """code.py with line numbers; the lines that are new in this chapter marked "+"."""
-    new = Diff(chapter.previous, chapter).added_line_numbers if chapter.previous else set()
-    lines = highlight_lines(chapter.code)
-    width = len(str(len(lines)))
-    column = Column()
-    for number, line_html in enumerate(lines, 1):
-        if number in new:
-            column.add("added", f"{number:>{width}} +", line_html)
-        else:
-            column.add("context", f"{number:>{width}}  ", line_html)
-    if chapter.previous:
-        note = say(lang, "code_new", n=len(new), previous=html.escape(chapter.previous.name))
-    else:
-        note = say(lang, "code_first", n=len(lines))
-    return (f'<p>{note}</p><div class="code-view">{column.html(f"{chapter.name}/code.py", lang)}'
-            "</div>")
 
 
 def page(template, title, chapters, lang, name, current="", **values):
@@ -45,6 +27,7 @@ def page(template, title, chapters, lang, name, current="", **values):
     def here(key):
         return ' aria-current="page"' if key == current else ""
 
+    values.setdefault("indexed", False)  # in the search index (sitebuild/search.py)
     return render(template, lang, title=title, chapters=chapters, other=other,
                   switch=link_to(lang, other, name), up=UP[lang], here=here,
                   site_strings=script_json(STRINGS[lang]["script"]), **values) + "\n"
@@ -64,7 +47,9 @@ def home_page(chapters, lang, root=None):
             stats = say(lang, "card_first", lines=len(chapter.code.splitlines()))
         cards.append({"chapter": chapter, "stats": stats,
                       "topic": chapter.name.split("_", 1)[1].replace("_", " "),
-                      "summary": capitalise(chapter.summary_in(lang), lang)})
+                      "summary": capitalise(chapter.summary_in(lang), lang),
+                      "columns": max((len(line) for line in chapter.diagram.splitlines()),
+                                     default=1)})
     return page(
         "home.html", say(lang, "course_title"), chapters, lang, "index.html", current="home",
         cards=cards,
@@ -95,8 +80,9 @@ def readme_page(readme, chapters, lang):
                                  lang if readme.lesson_in(lang) else "en", root=readme.folder)
     heading = readme.lesson_in(lang) or readme.lesson
     heading = heading.partition("\n")[0].removeprefix("# ")
+    body = contents(body, lang) + body
     return page("readme.html", f"{say(lang, 'readme_title')} · {say(lang, 'course_title')}",
-                chapters, lang, README_PAGE, current="readme", heading=heading,
+                chapters, lang, README_PAGE, current="readme", heading=heading, indexed=True,
                 body=body), images
 
 
@@ -116,6 +102,7 @@ def chapter_parts(chapter, names, lang):
         lesson = f'<p class="note">{say(lang, "untranslated")}</p>\n<div lang="en">{lesson}</div>'
     else:
         lesson, images = lesson_placeholder(chapter, lang), []
+    lesson = contents(lesson, lang) + lesson
     if chapter.previous:
         diff = f"<h2>{say(lang, 'diff_against', name=html.escape(chapter.previous.name))}</h2>"
         diff += diff_views(Diff(chapter.previous, chapter), "diff", lang)
@@ -127,12 +114,23 @@ def chapter_parts(chapter, names, lang):
 TABS = ("lesson", "code", "diff", "run")
 
 
+def contents(body, lang):
+    """The contents list of a rendered lesson: a link to each of its <h2>."""
+    found = re.findall(r'<h2 id="([^"]+)">(.*?)</h2>', body)
+    if len(found) < 2:
+        return ""
+    items = "".join(f'<li><a href="#{anchor}">{re.sub(r"</?a[^>]*>", "", text)}</a></li>'
+                    for anchor, text in found)
+    return f'<nav class="toc" aria-label="{say(lang, "contents")}"><ol>{items}</ol></nav>\n'
+
+
+
 def chapter_page(chapter, chapters, parts, lang):
     """The page of one chapter: four panels (site.js shows one at a time) and the pager."""
     index = chapters.index(chapter)
     title = f"{chapter.title_in(lang)} · {say(lang, 'course_title')}"
     return page(
-        "chapter.html", title, chapters, lang, chapter.page, current=chapter.name,
+        "chapter.html", title, chapters, lang, chapter.page, current=chapter.name, indexed=True,
         chapter=chapter, parts=parts, tabs=TABS, run=run_view(chapter, lang),
         prompt=in_english(lang, html.escape(chapter.run.prompt)),
         previous=chapters[index - 1] if index > 0 else None,
@@ -157,3 +155,9 @@ def compare_page(old, new, chapters, lang):
     return page("compare.html", title, chapters, lang, compare_name(old, new),
                 current="compare", old=old, new=new,
                 diff=diff_views(Diff(old, new), "compare", lang, heading_level=2))
+
+
+def search_page(chapters, lang):
+    """The search of the lessons and the code (Pagefind's index, site.js asks it)."""
+    title = f"{say(lang, 'search')} · {say(lang, 'course_title')}"
+    return page("search.html", title, chapters, lang, "search.html", current="search")

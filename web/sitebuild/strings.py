@@ -1,7 +1,35 @@
 """The two languages: every word the build and site.js write (STRINGS), and the helpers
 that fill them in."""
 
+import re
+
 from course.translations import LANGUAGE, SITE_FOLDER, TRANSLATION
+
+# Chinese is written without spaces: a line break (which a browser shows as a space) or a
+# space between two Chinese characters or full-width punctuation marks is taken out of the
+# text of a Chinese page, the tags between them kept (「见<a>首页</a>，\n再看」 gives
+# 「见<a>首页</a>，再看」; 「**粗体。** 正文」 gives 「<strong>粗体。</strong>正文」). Between
+# Chinese and Latin text a space stays, as the glossary spaces them. Code (<pre>) is as it is.
+CJK = ("\u2e80-\u2fff\u3000-\u303f\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+       "\uf900-\ufaff\uff00-\uffef")  # CJK characters and full-width punctuation
+SOFT_BREAK = "\x00"  # what the lesson renderer writes for a soft line break, until it is placed
+INLINE_TAG = (r"</?(?:a|abbr|b|code|del|em|i|ins|kbd|mark|q|s|small|span|strong|sub|sup|wbr)"
+              r"\b[^<>]*>")
+BETWEEN_CJK = re.compile(rf"(?<=[{CJK}])((?:{INLINE_TAG}|[ \t\n{SOFT_BREAK}])+)(?=[{CJK}])")
+PRE = re.compile(r"(<pre\b.*?</pre>)", re.S)
+
+
+def join_cjk_lines(text):
+    """The text with the spaces and line breaks between two CJK characters taken out (outside
+    <pre>), and every other soft break (SOFT_BREAK) made a newline again."""
+    def joined(found):
+        return "".join(re.findall(r"<[^<>]*>", found[1]))
+
+    parts = PRE.split(text)
+    for index in range(0, len(parts), 2):  # the parts outside <pre>
+        parts[index] = BETWEEN_CJK.sub(joined, parts[index])
+    return "".join(parts).replace(SOFT_BREAK, "\n")
+
 
 # The site is built twice, in English and in Simplified Chinese (the lessons' README.md and
 # README.zh-CN.md), from the same recordings. The English pages sit at the top of the build,
@@ -24,6 +52,12 @@ STRINGS = {
         "skip": "Skip to the content",
         "nav_label": "Course",
         "compare": "Compare",
+        "search": "Search",
+        "search_heading": "Search the lessons and the code",
+        "search_intro": "Every chapter's lesson and <code>code.py</code>, and the course README.",
+        "search_label": "Words to find",
+        "search_button": "Search",
+        "search_noscript": "The search needs JavaScript.",
         "footer": "Built from the course repository by <code>web/build.py</code>.\n"
                   "Everything on this site is local: it works offline.",
         # the home page
@@ -72,6 +106,8 @@ STRINGS = {
         # a chapter page
         "notebook": "The chapter as a walk-through to run in Jupyter: ",
         "tabs_label": "Views of this chapter",
+        "contents": "Contents",
+        "code_sections": "The sections of code.py",
         "tab_lesson": "Lesson",
         "tab_code": "Code",
         "tab_diff": "Diff",
@@ -187,6 +223,16 @@ STRINGS = {
         "compare_title": "Compare {old} and {new}",
         "script": {
             "pick_two": "Pick two different chapters.",
+            "searching": "Searching…",
+            "found": "{n} pages found.",
+            "found_one": "{n} page found.",
+            "found_none": "Nothing found.",
+            "search_served": "The search works when the site is served (python web/build.py "
+                             "--serve), not opened from the disk.",
+            "copy": "Copy",
+            "copied": "Copied",
+            "copy_label": "Copy this command",
+            "copy_code_label": "Copy this code",
             "step_counter": "Step {step} of {steps}",
             "input_as_sent": "The input as sent",
             "tool_result_for": "tool_result for {name} ({id})",
@@ -221,6 +267,12 @@ STRINGS = {
         "skip": "跳到正文",
         "nav_label": "课程",
         "compare": "对比",
+        "search": "搜索",
+        "search_heading": "搜索讲义和代码",
+        "search_intro": "每一章的讲义和 <code>code.py</code>，以及课程 README。",
+        "search_label": "要找的词",
+        "search_button": "搜索",
+        "search_noscript": "搜索需要 JavaScript。",
         "footer": "由课程仓库里的 <code>web/build.py</code> 生成。\n"
                   "本站的一切都在本地：离线也能用。",
         "n_chapters": "{n} 章",
@@ -264,6 +316,8 @@ STRINGS = {
         "diagram_caption": "取自 <code>{name}/code.py</code> 的文档字符串",
         "notebook": "这一章的 notebook（英文），可以在 Jupyter 里一步步运行：",
         "tabs_label": "这一章的几种视图",
+        "contents": "目录",
+        "code_sections": "code.py 的各节",
         "tab_lesson": "讲义",
         "tab_code": "代码",
         "tab_diff": "Diff",
@@ -371,6 +425,16 @@ STRINGS = {
         "compare_title": "对比 {old} 和 {new}",
         "script": {
             "pick_two": "请选两个不同的章。",
+            "searching": "正在搜索……",
+            "found": "找到 {n} 个页面。",
+            "found_one": "找到 {n} 个页面。",
+            "found_none": "没有找到。",
+            "search_served": "搜索要在网站由服务器提供时才能用（python web/build.py --serve），"
+                             "直接从磁盘打开时不行。",
+            "copy": "复制",
+            "copied": "已复制",
+            "copy_label": "复制这条命令",
+            "copy_code_label": "复制这段代码",
             "step_counter": "第 {step} 步，共 {steps} 步",
             "input_as_sent": "发送的原始输入",
             "tool_result_for": "tool_result，对应 {name}（{id}）",
@@ -408,6 +472,8 @@ def say(lang, key, n=None, **values):
     if n == 1 and f"{key}_one" in table:
         key = f"{key}_one"
     text = table[key].format(n=n, **values) if n is not None else table[key].format(**values)
+    if lang != "en":
+        text = join_cjk_lines(text)
     return text.replace("<code>", f"<code{english_inside(lang)}>")
 
 
