@@ -594,19 +594,52 @@ def test_captions_and_user_events_come_from_the_trace_and_the_terminal():
         "t4": [{"question": "Which name?", "answer": "Ada"}],
     }
     assert site_builder.step_captions(CALLS, events) == [
-        "the prompt goes to the model; the model asked for 2 tools: write_file, bash; "
-        "the harness asked to allow write_file; the user answered y.",
-        "bash was refused: this command deletes the home folder; "
-        "reminder added to this turn: Update your todos; "
+        "The prompt goes to the model; the model asked for 2 tools: write_file, bash; "
+        "the harness asked to allow write_file; the user chose y, yes.",
+        "The bash call was refused: “this command deletes the home folder”; "
+        "a reminder added to this turn: “Update your todos”; "
         "the Stop hook's words added to this turn; the model submitted its plan; "
         "the model asked the user a question; "
-        "the harness asked to approve the plan; the user answered make it shorter: y; "
-        "the user answered Ada.",
-        "plan approved: saved to .agent/plans/p.md; "
-        "the user's answer goes back: The user answered: Ada; "
-        "a tool returned an error: Items 1, 2 are all in_progress; "
+        "the harness asked to approve the plan; the user answered “make it shorter: y”; "
+        "the user answered “Ada”.",
+        "Plan approved: saved to .agent/plans/p.md; "
+        "the user's answer goes back: “The user answered: Ada”; "
+        "a tool returned an error: “Items 1, 2 are all in_progress”; "
         "the model answered without a tool (stop_reason end_turn): the turn ends.",
     ]
+
+
+def test_a_caption_names_the_option_chosen_closes_a_cut_quote_and_says_a_phrase_once():
+    question = ("? [README] Should README.md show the new option too?\n"
+                "    1. Yes (Recommended): Add a --shout example.\n"
+                "    2. No: Change greet.py only.\n"
+                "  a number (1-2), your own answer, or empty to skip:")
+    assert site_builder.option_chosen(question, "2") == "No"
+    assert site_builder.option_chosen(question, "1") == "Yes"
+    assert site_builder.option_chosen(question, "Make it blue") == ""
+    assert site_builder.option_chosen("Approve this plan? [y] yes, start  [n] no  or type "
+                                      "feedback:", "y") == "yes, start"
+    long = 'User has answered your questions: "Should README.md show the new option too?"="No".'
+    assert site_builder.first_sentence(long, 60) == (
+        'User has answered your questions: "Should README.md show th…"')
+    calls = [{"request": {"messages": [{"role": "user", "content": "x"}]},
+              "response": {"stop_reason": "tool_use", "content": [
+                  {"type": "tool_use", "id": "q", "name": "ask_user_question", "input": {}}]}},
+             {"request": {"messages": [{"role": "user", "content": [
+                 {"type": "tool_result", "tool_use_id": "q", "content": long},
+                 {"type": "text", "text": "<reminder>Update your todos.</reminder>"},
+                 {"type": "text", "text": "<reminder>Plan mode has ended.</reminder>"}]}]},
+              "response": {"stop_reason": "end_turn", "content": []}}]
+    events = {"q": [{"question": question, "answer": "2"}]}
+    assert site_builder.step_captions(calls, events) == [
+        "The prompt goes to the model; the model asked the user a question; "
+        "the user chose 2, No.",
+        "The user's answer goes back: “User has answered your questions: \"Should README.md "
+        "show th…\"”; reminders added to this turn: “Update your todos”, “Plan mode has "
+        "ended”; the model answered without a tool (stop_reason end_turn): the turn ends.",
+    ]
+    assert site_builder.step_captions(calls, events, "zh-CN")[0] == (
+        "提示词发给模型；模型向用户提了一个问题；用户选了 2，即“No”。")
 
 
 def test_what_a_run_shows_of_the_building_machine_is_put_in_fixed_words(tmp_path):
@@ -821,16 +854,16 @@ def test_the_captions_are_computed_in_chinese_too():
     events = site_builder.terminal_events(CALLS, TERMINAL, ["y", "make it shorter: y", "Ada"])
     assert site_builder.step_captions(CALLS, events, ZH) == [
         "提示词发给模型；模型要调用 2 个工具：write_file、bash；"
-        "harness 询问是否允许 write_file；用户回答 y。",
-        "bash 被拒绝：this command deletes the home folder；"
-        "这一轮加入了提醒：Update your todos；"
+        "harness 询问是否允许 write_file；用户选了 y，即“yes”。",
+        "bash 被拒绝：“this command deletes the home folder”；"
+        "这一轮加入了一条提醒：“Update your todos”；"
         "这一轮加入了 Stop hook 的话；模型提交了计划；"
         "模型向用户提了一个问题；"
-        "harness 请用户批准计划；用户回答 make it shorter: y；"
-        "用户回答 Ada。",
+        "harness 请用户批准计划；用户回答“make it shorter: y”；"
+        "用户回答“Ada”。",
         "计划已批准：保存在 .agent/plans/p.md；"
-        "用户的回答发回给模型：The user answered: Ada；"
-        "某个工具返回了错误：Items 1, 2 are all in_progress；"
+        "用户的回答发回给模型：“The user answered: Ada”；"
+        "某个工具返回了错误：“Items 1, 2 are all in_progress”；"
         "模型没有调用工具就作答（stop_reason end_turn）：这一轮结束。",
     ]
 
@@ -855,7 +888,7 @@ def test_a_chinese_page_has_chinese_chrome_and_marks_its_english_parts(site):
     english = (out / f"{name}.html").read_text(encoding="utf-8")
     chinese = (out / ZH / f"{name}.html").read_text(encoding="utf-8")
     tabs = re.compile(r'<a id="tab-(\w+)" href="#\1">(.*?)</a>')
-    assert tabs.findall(chinese) == [("lesson", "讲义"), ("code", "代码"), ("diff", "Diff"),
+    assert tabs.findall(chinese) == [("lesson", "讲义"), ("code", "代码"), ("diff", "差异"),
                                      ("run", "运行")]
     assert tabs.findall(english) == [("lesson", "Lesson"), ("code", "Code"), ("diff", "Diff"),
                                      ("run", "Run")]
@@ -1003,6 +1036,36 @@ def test_no_space_between_two_chinese_characters_on_a_chinese_page(site):
     assert len(found) == len(english_pages(names))
     captions = [step["caption"] for name in names for step in run_data(out / ZH, name)["steps"]]
     assert [caption for caption in captions if between.search(caption)] == []
+
+
+def test_a_chinese_page_names_cards_and_tabs_in_chinese_and_marks_quoted_english(site):
+    out, names = site
+    home = (out / ZH / "index.html").read_text(encoding="utf-8")
+    assert re.findall(r'<span class="label">(s\d\d)</span> <span>([^<]*)</span>', home) == [
+        ("s01", "循环"), ("s02", "工具"), ("s03", "权限"), ("s04", "hook"), ("s05", "待办清单"),
+        ("s06", "计划模式")]
+    chapter = (out / ZH / "s01_loop.html").read_text(encoding="utf-8")
+    assert re.findall(r'<a id="tab-\w+" href="#\w+">([^<]*)</a>', chapter) == [
+        "讲义", "代码", "差异", "运行"]
+    assert ('“<span lang="en">What files are here, and what is the title of notes.md?</span>”'
+            in chapter)
+    assert site_builder.mark_english_quotes("见“Plan mode is on”和“计划”<pre>“x”</pre>") == (
+        '见“<span lang="en">Plan mode is on</span>”和“计划”<pre>“x”</pre>')
+
+
+def test_numbers_are_written_one_way_in_both_languages(site):
+    """12,447 and 1,496 alike: no "1.496k" beside them, in the charts' captions and axes."""
+    out, names = site
+    for folder in ("", "zh-CN/"):
+        for name in names:
+            chart = re.search(r'<figure class="chart">.*?</svg>',
+                              (out / f"{folder}{name}.html").read_text(encoding="utf-8"), re.S)[0]
+            texts = [text_of(part) for part in re.findall(
+                r"<(?:text|figcaption)[^>]*>(.*?)</(?:text|figcaption)>", chart, re.S)]
+            numbers = [n for text in texts for n in re.findall(r"\d[\d,.]*k?", text)]
+            assert len(numbers) > 4, name
+            assert [n for n in numbers if not re.fullmatch(r"\d{1,3}(,\d{3})*", n)] == [], name
+    assert site_builder.short_number(1496) == "1,496"
 
 
 def test_line_breaks_between_chinese_characters_are_taken_out():
@@ -1240,7 +1303,8 @@ def test_browser_captions_answers_and_the_plan_show_in_the_player(site, visit, l
                 continue
             page = visit.open(f"{folder}{name}.html#step-{number}")
             assert page.inner_text("#step-caption") == step["caption"]
-            assert words["answered"].split("{")[0] in step["caption"]
+            assert any(words[key].split("{")[0] in step["caption"]
+                       for key in ("answered", "chose")), step["caption"]
             events = [event for found in step["events"].values() for event in found]
             blocks = page.locator("#step-view .received .user-event")
             assert blocks.count() == len(events)

@@ -51,8 +51,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from course import offline_environment  # noqa: E402, F401
 from course.translations import LANGUAGES  # noqa: E402
 from sitebuild import search  # noqa: E402
-from sitebuild.captions import step_captions, terminal_events  # noqa: E402, F401
+from sitebuild.captions import (  # noqa: E402, F401
+    first_sentence,
+    option_chosen,
+    step_captions,
+    terminal_events,
+)
 from sitebuild.chapters import Chapter, docstring_diagram, find_chapters  # noqa: E402, F401
+from sitebuild.charts import short_number  # noqa: E402, F401
 from sitebuild.diffs import Diff, WhatIsNew, what_is_new  # noqa: E402, F401
 from sitebuild.highlight import highlight_lines, pygments_css  # noqa: E402, F401
 from sitebuild.lessons import README_PAGE, render_lesson  # noqa: E402, F401
@@ -75,7 +81,13 @@ from sitebuild.recording import (  # noqa: E402, F401
 )
 from sitebuild.settings import ASSETS, DEFAULT_OUT, MARKER, ROOT, BuildError  # noqa: E402
 from sitebuild.start import clone_command, readme_commands, repository  # noqa: E402, F401
-from sitebuild.strings import CJK, STRINGS, SUBFOLDER, join_cjk_lines  # noqa: E402, F401
+from sitebuild.strings import (  # noqa: E402, F401
+    CJK,
+    STRINGS,
+    SUBFOLDER,
+    join_cjk_lines,
+    mark_english_quotes,
+)
 
 # ======================================================================
 # THE BUILD

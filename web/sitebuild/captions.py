@@ -69,16 +69,42 @@ def result_text(content):
 
 
 def first_sentence(text, limit=90):
+    """The first sentence of what a tool or the model wrote, cut at `limit` characters with
+    "…"; a quote it opens and the cut leaves open is closed after the "…"."""
     text = re.sub(r"\s+", " ", text).strip()
     found = re.match(r"(.+?)[.;](?:\s|$)", text)
     sentence = found.group(1) if found else text.rstrip(".")
-    return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "…"
+    if len(sentence) <= limit:
+        return sentence
+    sentence = sentence[: limit - 1].rstrip() + "…"
+    return sentence + '"' if sentence.count('"') % 2 else sentence
 
 
-def said(answer, lang):
-    if answer == "":
-        return say(lang, "empty_line")
+def quoted(text, lang):
+    """Words a tool, the model or the harness wrote, as they are, in the caption's quotes."""
+    return say(lang, "quoted", text=text)
+
+
+def said(answer):
     return answer if len(answer) <= 40 else answer[:39] + "…"
+
+
+def option_chosen(question, answer):
+    """What the answer chose among the options the question shows: "No" for 2 under
+    "  2. No: Change greet.py only", "yes, start" for y in "[y] yes, start  [n] no"; "" when
+    the answer is not one of them (the user's own words)."""
+    numbered = re.search(rf"^\s*{re.escape(answer)}\.\s+([^:\n]+)", question, re.M)
+    if numbered:
+        return numbered[1].replace("(Recommended)", "").strip()
+    bracketed = re.search(rf"\[{re.escape(answer)}\]\s*(.*?)\s*(?=\[|\bor\b|:?$)", question,
+                          re.M)
+    return bracketed[1].strip(" ,:") if bracketed and answer else ""
+
+
+def sentence(parts, lang):
+    """The parts of a caption as one sentence, capitalised (in English)."""
+    text = say(lang, "caption_separator").join(parts) + say(lang, "caption_end")
+    return text[:1].upper() + text[1:] if lang == "en" else text
 
 
 def step_captions(calls, events, lang="en"):
@@ -102,19 +128,21 @@ def step_captions(calls, events, lang="en"):
         for block in asked:
             for event in events.get(block["id"], []):
                 parts.append(event_caption(block, event, lang))
-        captions.append(say(lang, "caption_separator").join(parts) + say(lang, "caption_end"))
+        captions.append(sentence(parts, lang))
     return captions
 
 
 def news_of_the_turn(blocks, names, lang):
-    parts = []
+    """What the request brings back; the reminders of the turn in one part, where the first
+    of them stood."""
+    parts, reminders, at = [], [], None
     for block in blocks:
         if block.get("type") == "tool_result":
             name = names.get(block.get("tool_use_id"))
             text = result_text(block.get("content"))
             if block.get("is_error"):
                 refused = re.match(r"(Denied|Blocked|Refused)\b", text)
-                reason = first_sentence(re.sub(r"^Denied: ", "", text))
+                reason = quoted(first_sentence(re.sub(r"^Denied: ", "", text)), lang)
                 key = ("refused" if refused else "error") + ("" if name else "_unknown")
                 parts.append(say(lang, key, name=name, reason=reason))
             elif name == "exit_plan_mode":
@@ -122,17 +150,21 @@ def news_of_the_turn(blocks, names, lang):
                 parts.append(say(lang, "plan_saved", path=saved.group(1)) if saved
                              else say(lang, "plan_approved"))
             elif name == "ask_user_question":
-                parts.append(say(lang, "answer_back", text=first_sentence(text, 60)))
+                parts.append(say(lang, "answer_back", text=quoted(first_sentence(text, 60), lang)))
         elif block.get("type") == "text":
             tag = re.match(r"\s*<(\w+)([^>]*)>(.*?)(?:</\1>|$)", block.get("text", ""), re.S)
             if tag and tag[1] == "reminder":
-                parts.append(say(lang, "reminder_added", text=first_sentence(tag[3], 60)))
+                at = len(parts) if at is None else at
+                reminders.append(quoted(first_sentence(tag[3], 60), lang))
             elif tag and tag[1] == "hook":
                 event = re.search(r'event="(\w+)"', tag[2])
                 parts.append(say(lang, "hook_added", event=event[1]) if event
                              else say(lang, "a_hook_added"))
             else:
                 parts.append(say(lang, "words_added"))
+    if reminders:
+        key = "reminders_added" if len(reminders) > 1 else "reminder_added"
+        parts.insert(at, say(lang, key, text=say(lang, "list_separator").join(reminders)))
     return parts
 
 
@@ -158,9 +190,15 @@ def model_move(response, asked, lang):
 
 
 def event_caption(block, event, lang):
-    answer = said(event["answer"], lang)
+    """The user's answer, with the option it chose when it is one the question shows."""
+    answer = said(event["answer"])
+    option = option_chosen(event["question"], event["answer"])
+    if option:
+        answered = say(lang, "chose", answer=answer, option=option)
+    else:
+        answered = say(lang, "answered", answer=answer) if answer else say(lang, "answered_empty")
     if block["name"] == "exit_plan_mode":
-        return say(lang, "approve_asked", answer=answer)
+        return say(lang, "approve_asked", answered=answered)
     if event["question"].startswith("? allow"):
-        return say(lang, "allow_asked", name=block["name"], answer=answer)
-    return say(lang, "answered", answer=answer)
+        return say(lang, "allow_asked", name=block["name"], answered=answered)
+    return answered

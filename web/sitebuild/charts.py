@@ -94,4 +94,5 @@ def nice_ceiling(value):
 
 
 def short_number(value):
-    return f"{value / 1000:g}k" if value >= 1000 else f"{value:g}"
+    """A number as the rest of the site writes it: 12,447 (one format in both languages)."""
+    return f"{round(value):,}"

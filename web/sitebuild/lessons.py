@@ -10,7 +10,16 @@ from course.translations import LANGUAGES, is_language_line
 from course.translations import MARKER as TRANSLATION_MARKER
 
 from .highlight import highlight_block
-from .strings import LESSON_FILE, SOFT_BREAK, UP, english_inside, join_cjk_lines, link_to, say
+from .strings import (
+    LESSON_FILE,
+    SOFT_BREAK,
+    UP,
+    english_inside,
+    join_cjk_lines,
+    link_to,
+    mark_english_quotes,
+    say,
+)
 
 
 def slug(text):
@@ -157,7 +166,10 @@ def render_lesson(chapter, chapter_names, lang="en", root=None):
     mistune.create_markdown(renderer=first, plugins=plugins)(markdown)
     renderer = LessonRenderer(chapter, chapter_names, set(first.ids), lang, anchors, root)
     body = mistune.create_markdown(renderer=renderer, plugins=plugins)(markdown)
-    body = join_cjk_lines(body) if lang != "en" else body.replace(SOFT_BREAK, "\n")
+    if lang == "en":
+        body = body.replace(SOFT_BREAK, "\n")
+    else:
+        body = mark_english_quotes(join_cjk_lines(body))
     return body, renderer.images
 
 

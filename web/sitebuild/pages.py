@@ -14,7 +14,7 @@ from .recording import trace_path
 from .run_tab import run_view, script_json
 from .settings import PYTHON
 from .start import clone_command, readme_commands, repository
-from .strings import STRINGS, UP, in_english, link_to, say
+from .strings import STRINGS, UP, english_inside, in_english, link_to, say
 from .templates import render
 
 
@@ -45,8 +45,11 @@ def home_page(chapters, lang, root=None):
                         previous=chapter.previous.label)
         else:
             stats = say(lang, "card_first", lines=len(chapter.code.splitlines()))
-        cards.append({"chapter": chapter, "stats": stats,
-                      "topic": chapter.name.split("_", 1)[1].replace("_", " "),
+        topic = chapter.name.split("_", 1)[1].replace("_", " ")
+        words = STRINGS[lang]["topics"].get(topic)  # in the page's language, if it has them
+        cards.append({"chapter": chapter, "stats": stats, "topic": words or topic,
+                      "topic_lang": english_inside(lang) if words is None or lang == "en"
+                      else "",
                       "summary": capitalise(chapter.summary_in(lang), lang),
                       "columns": max((len(line) for line in chapter.diagram.splitlines()),
                                      default=1)})

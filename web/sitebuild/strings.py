@@ -19,6 +19,19 @@ BETWEEN_CJK = re.compile(rf"(?<=[{CJK}])((?:{INLINE_TAG}|[ \t\n{SOFT_BREAK}])+)(
 PRE = re.compile(r"(<pre\b.*?</pre>)", re.S)
 
 
+# English quoted in Chinese text (“Plan mode is on”): marked as English inside its quotes.
+ENGLISH_QUOTE = re.compile(rf"“([^“”<>{CJK}]*[A-Za-z][^“”<>{CJK}]*)”")
+
+
+def mark_english_quotes(text):
+    """Each “...” of a Chinese page that holds only Latin text gets <span lang="en"> (outside
+    <pre>)."""
+    parts = PRE.split(text)
+    for index in range(0, len(parts), 2):
+        parts[index] = ENGLISH_QUOTE.sub(r'“<span lang="en">\1</span>”', parts[index])
+    return "".join(parts)
+
+
 def join_cjk_lines(text):
     """The text with the spaces and line breaks between two CJK characters taken out (outside
     <pre>), and every other soft break (SOFT_BREAK) made a newline again."""
@@ -102,6 +115,9 @@ STRINGS = {
         "card_calls": "{n} model calls in the recorded run",
         "card_calls_one": "{n} model call in the recorded run",
         "diagram_label": "The diagram of {name}, as its code.py draws it",
+        # a card's title: the words of the chapter's folder name, in the page's language
+        "topics": {"loop": "loop", "tools": "tools", "permissions": "permissions",
+                   "hooks": "hooks", "todo write": "todo write", "plan mode": "plan mode"},
         "diagram_caption": "From the docstring of <code>{name}/code.py</code>",
         # a chapter page
         "notebook": "The chapter as a walk-through to run in Jupyter: ",
@@ -190,14 +206,16 @@ STRINGS = {
         "caption_separator": "; ",
         "caption_end": ".",
         "prompt_sent": "the prompt goes to the model",
-        "refused": "{name} was refused: {reason}",
-        "error": "{name} returned an error: {reason}",
+        "refused": "the {name} call was refused: {reason}",
+        "error": "the {name} call returned an error: {reason}",
         "refused_unknown": "a tool was refused: {reason}",  # a tool_use id not seen before
         "error_unknown": "a tool returned an error: {reason}",
         "plan_saved": "plan approved: saved to {path}",
         "plan_approved": "plan approved",
         "answer_back": "the user's answer goes back: {text}",
-        "reminder_added": "reminder added to this turn: {text}",
+        "reminder_added": "a reminder added to this turn: {text}",
+        "reminders_added": "reminders added to this turn: {text}",
+        "quoted": "“{text}”",
         "hook_added": "the {event} hook's words added to this turn",
         "a_hook_added": "a hook's words added to this turn",
         "words_added": "the user's words added to this turn",
@@ -207,10 +225,11 @@ STRINGS = {
         "submits_plan": "the model submitted its plan",
         "asks_for": "the model asked for {tools}",
         "asks_for_many": "the model asked for {n} tools: {tools}",
-        "approve_asked": "the harness asked to approve the plan; the user answered {answer}",
-        "allow_asked": "the harness asked to allow {name}; the user answered {answer}",
-        "answered": "the user answered {answer}",
-        "empty_line": "an empty line",
+        "approve_asked": "the harness asked to approve the plan; {answered}",
+        "allow_asked": "the harness asked to allow {name}; {answered}",
+        "answered": "the user answered “{answer}”",
+        "answered_empty": "the user answered with an empty line",
+        "chose": "the user chose {answer}, {option}",
         # the compare pages
         "compare_heading": "Compare two chapters",
         "compare_intro": "Pick two chapters to see how <code>code.py</code> changed from one to "
@@ -313,6 +332,8 @@ STRINGS = {
         "card_calls": "录下的运行调用了 {n} 次模型",
         "card_calls_one": "录下的运行调用了 {n} 次模型",
         "diagram_label": "{name} 的示意图，照它的 code.py 所画",
+        "topics": {"loop": "循环", "tools": "工具", "permissions": "权限", "hooks": "hook",
+                   "todo write": "待办清单", "plan mode": "计划模式"},
         "diagram_caption": "取自 <code>{name}/code.py</code> 的文档字符串",
         "notebook": "这一章的 notebook（英文），可以在 Jupyter 里一步步运行：",
         "tabs_label": "这一章的几种视图",
@@ -320,7 +341,7 @@ STRINGS = {
         "code_sections": "code.py 的各节",
         "tab_lesson": "讲义",
         "tab_code": "代码",
-        "tab_diff": "Diff",
+        "tab_diff": "差异",
         "tab_run": "运行",
         "pager_label": "上一章和下一章",
         "no_lesson_heading": "讲义还没有写",
@@ -332,7 +353,7 @@ STRINGS = {
                     "<code>{previous}/code.py</code> 里没有它们。",
         "code_first": "第一章：全部 {n} 行都是新的。",
         "diff_against": "与 {name} 的 diff",
-        "diff_first_heading": "Diff",
+        "diff_first_heading": "差异",
         "diff_first": "这是第一章：前面没有可以比较的章。",
         "diff_lines": "逐行",
         "diff_layout": "diff 的排版",
@@ -401,7 +422,9 @@ STRINGS = {
         "plan_saved": "计划已批准：保存在 {path}",
         "plan_approved": "计划已批准",
         "answer_back": "用户的回答发回给模型：{text}",
-        "reminder_added": "这一轮加入了提醒：{text}",
+        "reminder_added": "这一轮加入了一条提醒：{text}",
+        "reminders_added": "这一轮加入了几条提醒：{text}",
+        "quoted": "“{text}”",
         "hook_added": "这一轮加入了 {event} hook 的话",
         "a_hook_added": "这一轮加入了一个 hook 的话",
         "words_added": "这一轮加入了用户的话",
@@ -411,10 +434,11 @@ STRINGS = {
         "submits_plan": "模型提交了计划",
         "asks_for": "模型要调用 {tools}",
         "asks_for_many": "模型要调用 {n} 个工具：{tools}",
-        "approve_asked": "harness 请用户批准计划；用户回答 {answer}",
-        "allow_asked": "harness 询问是否允许 {name}；用户回答 {answer}",
-        "answered": "用户回答 {answer}",
-        "empty_line": "空行",
+        "approve_asked": "harness 请用户批准计划；{answered}",
+        "allow_asked": "harness 询问是否允许 {name}；{answered}",
+        "answered": "用户回答“{answer}”",
+        "answered_empty": "用户回答了一个空行",
+        "chose": "用户选了 {answer}，即“{option}”",
         "compare_heading": "对比两章",
         "compare_intro": "选两章，看 <code>code.py</code> 从一章到另一章怎样变化。",
         "every_pair": "所有组合",
