@@ -1068,6 +1068,25 @@ def test_numbers_are_written_one_way_in_both_languages(site):
     assert site_builder.short_number(1496) == "1,496"
 
 
+def test_the_build_it_yourself_line_comes_from_course_stages_when_it_is_there(
+        site, monkeypatch):
+    """One function gives a chapter page its stage-check command; without course.stages the
+    page has no such line."""
+    import importlib.machinery
+    import types
+
+    out, names = site
+    chapter = site_builder.find_chapters(ROOT)[0]
+    if importlib.util.find_spec("course.stages") is None:
+        assert site_builder.build_it_yourself(chapter) == ""
+        assert "build-it" not in (out / f"{names[0]}.html").read_text(encoding="utf-8")
+    stages = types.ModuleType("course.stages")
+    stages.__spec__ = importlib.machinery.ModuleSpec("course.stages", None)
+    monkeypatch.setitem(sys.modules, "course.stages", stages)
+    assert site_builder.build_it_yourself(chapter) == (
+        ".venv/bin/python -m course.stages s01 build/agent.py")
+
+
 def test_line_breaks_between_chinese_characters_are_taken_out():
     join = site_builder.join_cjk_lines
     assert join("循环、\n工具") == "循环、工具"

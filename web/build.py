@@ -80,6 +80,7 @@ from sitebuild.recording import (  # noqa: E402, F401
     run_process,
 )
 from sitebuild.settings import ASSETS, DEFAULT_OUT, MARKER, ROOT, BuildError  # noqa: E402
+from sitebuild.stages import build_it_yourself  # noqa: E402, F401
 from sitebuild.start import clone_command, readme_commands, repository  # noqa: E402, F401
 from sitebuild.strings import (  # noqa: E402, F401
     CJK,

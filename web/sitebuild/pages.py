@@ -13,6 +13,7 @@ from .lessons import README_PAGE, lesson_placeholder, render_lesson
 from .recording import trace_path
 from .run_tab import run_view, script_json
 from .settings import PYTHON
+from .stages import build_it_yourself
 from .start import clone_command, readme_commands, repository
 from .strings import STRINGS, UP, english_inside, in_english, link_to, say
 from .templates import render
@@ -135,6 +136,7 @@ def chapter_page(chapter, chapters, parts, lang):
     return page(
         "chapter.html", title, chapters, lang, chapter.page, current=chapter.name, indexed=True,
         chapter=chapter, parts=parts, tabs=TABS, run=run_view(chapter, lang),
+        build_command=build_it_yourself(chapter),
         prompt=in_english(lang, html.escape(chapter.run.prompt)),
         previous=chapters[index - 1] if index > 0 else None,
         next=chapters[index + 1] if index + 1 < len(chapters) else None,

@@ -122,6 +122,8 @@ STRINGS = {
         # a chapter page
         "notebook": "The chapter as a walk-through to run in Jupyter: ",
         "tabs_label": "Views of this chapter",
+        "build_it": "Build it yourself: write your own <code>build/agent.py</code>, then check "
+                    "it against this chapter with",
         "contents": "Contents",
         "code_sections": "The sections of code.py",
         "tab_lesson": "Lesson",
@@ -337,6 +339,8 @@ STRINGS = {
         "diagram_caption": "取自 <code>{name}/code.py</code> 的文档字符串",
         "notebook": "这一章的 notebook（英文），可以在 Jupyter 里一步步运行：",
         "tabs_label": "这一章的几种视图",
+        "build_it": "自己动手：写好你自己的 <code>build/agent.py</code>，"
+                    "再用这条命令对照这一章检查：",
         "contents": "目录",
         "code_sections": "code.py 的各节",
         "tab_lesson": "讲义",
