@@ -1573,6 +1573,17 @@ def test_browser_a_line_anchor_opens_the_code_tab_at_its_line(site, visit):
 
 
 @pytest.mark.browser
+@pytest.mark.parametrize("width", [1280, 390])
+def test_browser_no_diagram_of_the_home_cards_is_clipped(site, visit, width):
+    visit.page.set_viewport_size({"width": width, "height": 844})
+    page = visit.open("index.html")
+    clipped = page.evaluate("""() => [...document.querySelectorAll(".diagram pre")]
+      .map((pre) => pre.scrollWidth - pre.clientWidth)""")
+    assert clipped == [0] * len(site[1])
+    visit.assert_clean()
+
+
+@pytest.mark.browser
 def test_browser_no_command_scrolls_sideways_at_1280_px(site, visit):
     out, names = site
     wide = """() => [...document.querySelectorAll("pre.command, .hl.command pre")]
