@@ -7,6 +7,7 @@ test makes a second build. The accessibility checks (axe-core, web/check_pages.p
 
 import difflib
 import functools
+import gzip
 import html
 import http.server
 import importlib.util
@@ -146,7 +147,8 @@ def text_of(fragment):
 # ---- the files -------------------------------------------------------------------
 
 def english_pages(names):
-    pages = ["index.html", "compare.html", *(f"{name}.html" for name in names)]
+    pages = ["index.html", "compare.html", "readme.html", "search.html",
+             *(f"{name}.html" for name in names)]
     return pages + [f"compare-{a}-vs-{b}.html" for i, a in enumerate(names) for b in names[i + 1:]]
 
 
@@ -158,7 +160,7 @@ def test_every_page_is_built_in_english_and_in_chinese(site, shown_run):
         english + [f"zh-CN/{page}" for page in english])
     # the shared files are there once, at the top
     assert sorted(path.name for path in out.iterdir() if path.is_dir()) == [
-        "assets", "images", "notebooks", "traces", "zh-CN"]
+        "assets", "images", "notebooks", "pagefind", "traces", "zh-CN"]
     assert [path for path in (out / "zh-CN").iterdir() if not path.name.endswith(".html")] == []
 
 
@@ -184,6 +186,12 @@ def test_every_internal_link_resolves(site):
                     f"{page.name}: <{tag} {attribute}={value!r}>: no id {parts.fragment!r}"
                 )
     assert broken == []
+
+
+# Pagefind's JavaScript parses a result's address against a made-up base, never requested (the
+# browser tests see every request): these, and nothing else, may be in its bundle.
+PAGEFIND_URL_BASES = {("pagefind", "https://example.com${anchored_url}"),
+                      ("pagefind", "https://example.com${normalized}")}
 
 
 def test_nothing_points_to_another_host(site):
@@ -213,6 +221,7 @@ def test_nothing_points_to_another_host(site):
         found += [
             f"{script.name}: {url}"
             for url in re.findall(r"https?://[^\s'\"`]+", script.read_text())
+            if (script.parent.name, url) not in PAGEFIND_URL_BASES
         ]
     assert found == []
 
@@ -323,22 +332,19 @@ def test_highlighting_keeps_every_character_and_merges_tokens_that_look_alike():
         assert shown == source.splitlines(), name
 
 
-def test_the_colours_of_code_are_readable_on_every_background():
-    """What axe checks on the pages, computed for every colour of pygments.css (WCAG AA)."""
+def test_the_colours_of_code_are_the_pygments_styles_own():
+    """No colour is computed: xcode (light) and github-dark (dark) as pygments gives them,
+    readable as they are; axe-core checks their contrast on the pages (below)."""
+    from pygments.styles import get_style_by_name
+    from pygments.token import Comment, Keyword, Name, String
+
     css = site_builder.pygments_css()
     light_css, dark_css = css.split("@media")
-    light, dark = site_builder.site_colours()
-    for part, colours in ((light_css, light), (dark_css, dark)):
-        used = re.findall(r"color: (#[0-9a-f]{6})", part)
-        assert len(used) == 7
-        for colour in used:
-            for background in site_builder.CODE_BACKGROUNDS:
-                assert site_builder.contrast(colour, colours[background]) >= 4.5, (
-                    colour, background)
-    assert site_builder.contrast("#aa22ff", "#e4f6e8") < 4.5  # pygments' purple, on a + line
-    assert site_builder.readable("#aa22ff", ["#e4f6e8"], dark=False) == "#a20eff"  # darker
-    assert site_builder.readable("#aa22ff", ["#ffffff"], dark=False) == "#aa22ff"  # enough
-    assert site_builder.contrast("#000000", "#ffffff") == 21
+    kinds = [String.Doc, String, Comment, Keyword, Name.Function, Name.Class, Name.Decorator]
+    for part, style in ((light_css, "xcode"), (dark_css, "github-dark")):
+        colours = [get_style_by_name(style).style_for_token(kind)["color"] for kind in kinds]
+        assert re.findall(r"color: #([0-9a-fA-F]{6})", part) == colours
+    assert re.findall(r"color: (#\w+)", light_css)[:3] == ["#C41A16", "#C41A16", "#177500"]
 
 
 def added_and_removed(old, new):
@@ -390,6 +396,51 @@ def test_home_says_how_to_use_the_course_with_the_chapters_own_commands(site):
         f"diff -u {names[0]}/code.py {names[1]}/code.py",
         f".venv/bin/python {names[0]}/code.py --script play/{names[0]}.trace.jsonl",
     ]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-CN"])
+def test_home_gets_a_visitor_started_with_the_readmes_own_commands(site, lang):
+    """The commands are the README's Start section's ```bash blocks, read at build time; the
+    clone line says "the course's repository" while the build is not told its address."""
+    out, _ = site
+    home = (out / site_builder.SUBFOLDER[lang] / "index.html").read_text(encoding="utf-8")
+    start = re.search(r'<h2 id="get-started">.*?</ol>', home, re.S)[0]
+    commands = [html.unescape(c) for c in re.findall(
+        r'<pre class="terminal command"[^>]*><code>(.*?)</code></pre>', start, re.S)]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Start\n")[1].split("\n## ")[0]
+    assert commands == [block.split("\n```")[0] for block in section.split("```bash\n")[1:]]
+    assert commands == site_builder.readme_commands(ROOT) and len(commands) == 2
+    assert commands[0].startswith("python3 -m venv .venv && ")
+    words = site_builder.STRINGS[lang]
+    assert text_of(words["start_no_address"]) in text_of(start)
+    assert "git clone" not in re.sub(r"<code[^>]*>git clone</code>", "", start)
+    assert 'href="readme.html#lesson-start"' in start
+    assert 'href="readme.html#lesson-live-or-offline"' in start
+
+
+def test_the_clone_command_is_written_from_the_one_setting(monkeypatch):
+    monkeypatch.delenv("COURSE_REPOSITORY", raising=False)
+    assert site_builder.clone_command(site_builder.repository()) == ""
+    monkeypatch.setenv("COURSE_REPOSITORY", " https://example.org/course.git ")
+    assert site_builder.clone_command(site_builder.repository()) == (
+        "git clone https://example.org/course.git")
+
+
+def test_the_lessons_links_to_the_course_readme_land_on_its_sections(site):
+    """"As the course README says" lands on the README page at the section it names (the
+    exit codes and the live or offline section are there)."""
+    out, _ = site
+    lesson = (out / "s01_loop.html").read_text(encoding="utf-8")
+    assert re.findall(r'href="(readme\.html[^"]*)"', lesson) == [
+        "readme.html#lesson-the-chapters", "readme.html#lesson-live-or-offline", "readme.html"]
+    readme = (out / "readme.html").read_text(encoding="utf-8")
+    assert '<h2 id="lesson-live-or-offline">Live or offline</h2>' in readme
+    assert "<td>0</td>" in readme  # the exit codes' table
+    chinese = (out / ZH / "s01_loop.html").read_text(encoding="utf-8")
+    assert re.findall(r'href="(readme\.html[^"]*)"', chinese) == [
+        "readme.html#lesson-the-chapters", "readme.html#lesson-live-or-offline", "readme.html"]
+    assert 'id="lesson-live-or-offline"' in (out / ZH / "readme.html").read_text()
 
 
 def test_code_tab_marks_the_new_lines(site):
@@ -543,19 +594,52 @@ def test_captions_and_user_events_come_from_the_trace_and_the_terminal():
         "t4": [{"question": "Which name?", "answer": "Ada"}],
     }
     assert site_builder.step_captions(CALLS, events) == [
-        "the prompt goes to the model; the model asked for 2 tools: write_file, bash; "
-        "the harness asked to allow write_file; the user answered y.",
-        "bash was refused: this command deletes the home folder; "
-        "reminder added to this turn: Update your todos; "
+        "The prompt goes to the model; the model asked for 2 tools: write_file, bash; "
+        "the harness asked to allow write_file; the user chose y, yes.",
+        "The bash call was refused: “this command deletes the home folder”; "
+        "a reminder added to this turn: “Update your todos”; "
         "the Stop hook's words added to this turn; the model submitted its plan; "
         "the model asked the user a question; "
-        "the harness asked to approve the plan; the user answered make it shorter: y; "
-        "the user answered Ada.",
-        "plan approved: saved to .agent/plans/p.md; "
-        "the user's answer goes back: The user answered: Ada; "
-        "a tool returned an error: Items 1, 2 are all in_progress; "
+        "the harness asked to approve the plan; the user answered “make it shorter: y”; "
+        "the user answered “Ada”.",
+        "Plan approved: saved to .agent/plans/p.md; "
+        "the user's answer goes back: “The user answered: Ada”; "
+        "a tool returned an error: “Items 1, 2 are all in_progress”; "
         "the model answered without a tool (stop_reason end_turn): the turn ends.",
     ]
+
+
+def test_a_caption_names_the_option_chosen_closes_a_cut_quote_and_says_a_phrase_once():
+    question = ("? [README] Should README.md show the new option too?\n"
+                "    1. Yes (Recommended): Add a --shout example.\n"
+                "    2. No: Change greet.py only.\n"
+                "  a number (1-2), your own answer, or empty to skip:")
+    assert site_builder.option_chosen(question, "2") == "No"
+    assert site_builder.option_chosen(question, "1") == "Yes"
+    assert site_builder.option_chosen(question, "Make it blue") == ""
+    assert site_builder.option_chosen("Approve this plan? [y] yes, start  [n] no  or type "
+                                      "feedback:", "y") == "yes, start"
+    long = 'User has answered your questions: "Should README.md show the new option too?"="No".'
+    assert site_builder.first_sentence(long, 60) == (
+        'User has answered your questions: "Should README.md show th…"')
+    calls = [{"request": {"messages": [{"role": "user", "content": "x"}]},
+              "response": {"stop_reason": "tool_use", "content": [
+                  {"type": "tool_use", "id": "q", "name": "ask_user_question", "input": {}}]}},
+             {"request": {"messages": [{"role": "user", "content": [
+                 {"type": "tool_result", "tool_use_id": "q", "content": long},
+                 {"type": "text", "text": "<reminder>Update your todos.</reminder>"},
+                 {"type": "text", "text": "<reminder>Plan mode has ended.</reminder>"}]}]},
+              "response": {"stop_reason": "end_turn", "content": []}}]
+    events = {"q": [{"question": question, "answer": "2"}]}
+    assert site_builder.step_captions(calls, events) == [
+        "The prompt goes to the model; the model asked the user a question; "
+        "the user chose 2, No.",
+        "The user's answer goes back: “User has answered your questions: \"Should README.md "
+        "show th…\"”; reminders added to this turn: “Update your todos”, “Plan mode has "
+        "ended”; the model answered without a tool (stop_reason end_turn): the turn ends.",
+    ]
+    assert site_builder.step_captions(calls, events, "zh-CN")[0] == (
+        "提示词发给模型；模型向用户提了一个问题；用户选了 2，即“No”。")
 
 
 def test_what_a_run_shows_of_the_building_machine_is_put_in_fixed_words(tmp_path):
@@ -608,7 +692,10 @@ def test_no_path_of_the_building_machine_is_in_the_site(site, second_site):
         for path in sorted(build.rglob("*")):
             if not path.is_file() or path.suffix == ".svg":
                 continue
-            text = path.read_text(encoding="utf-8")
+            data = path.read_bytes()
+            if data.startswith(b"\x1f\x8b"):  # the search index: gzip (sitebuild/search.py)
+                data = gzip.decompress(data)
+            text = data.decode("utf-8", errors="replace")
             assert [where for where in machine if where in text] == [], path
             assert "/tmp" not in text, path
 
@@ -767,16 +854,16 @@ def test_the_captions_are_computed_in_chinese_too():
     events = site_builder.terminal_events(CALLS, TERMINAL, ["y", "make it shorter: y", "Ada"])
     assert site_builder.step_captions(CALLS, events, ZH) == [
         "提示词发给模型；模型要调用 2 个工具：write_file、bash；"
-        "harness 询问是否允许 write_file；用户回答 y。",
-        "bash 被拒绝：this command deletes the home folder；"
-        "这一轮加入了提醒：Update your todos；"
+        "harness 询问是否允许 write_file；用户选了 y，即“yes”。",
+        "bash 被拒绝：“this command deletes the home folder”；"
+        "这一轮加入了一条提醒：“Update your todos”；"
         "这一轮加入了 Stop hook 的话；模型提交了计划；"
         "模型向用户提了一个问题；"
-        "harness 请用户批准计划；用户回答 make it shorter: y；"
-        "用户回答 Ada。",
+        "harness 请用户批准计划；用户回答“make it shorter: y”；"
+        "用户回答“Ada”。",
         "计划已批准：保存在 .agent/plans/p.md；"
-        "用户的回答发回给模型：The user answered: Ada；"
-        "某个工具返回了错误：Items 1, 2 are all in_progress；"
+        "用户的回答发回给模型：“The user answered: Ada”；"
+        "某个工具返回了错误：“Items 1, 2 are all in_progress”；"
         "模型没有调用工具就作答（stop_reason end_turn）：这一轮结束。",
     ]
 
@@ -801,7 +888,7 @@ def test_a_chinese_page_has_chinese_chrome_and_marks_its_english_parts(site):
     english = (out / f"{name}.html").read_text(encoding="utf-8")
     chinese = (out / ZH / f"{name}.html").read_text(encoding="utf-8")
     tabs = re.compile(r'<a id="tab-(\w+)" href="#\1">(.*?)</a>')
-    assert tabs.findall(chinese) == [("lesson", "讲义"), ("code", "代码"), ("diff", "Diff"),
+    assert tabs.findall(chinese) == [("lesson", "讲义"), ("code", "代码"), ("diff", "差异"),
                                      ("run", "运行")]
     assert tabs.findall(english) == [("lesson", "Lesson"), ("code", "Code"), ("diff", "Diff"),
                                      ("run", "Run")]
@@ -822,12 +909,14 @@ def test_a_chinese_page_has_chinese_chrome_and_marks_its_english_parts(site):
         "s03 · 工具运行之前，先决定允许、拒绝还是询问"]
     # code, diffs, terminals: English inside the Chinese page, marked so (not on the English one)
     english_parts = re.compile(
-        r'<(?:div|pre)\s[^>]*?class="(?:hl|rows|terminal|terminal command|docstring)"[^>]*>')
+        r'<(?:div|pre)\s[^>]*?class="(?:hl|hl command|rows|terminal|terminal command|docstring)"'
+        r'[^>]*>')
     for page in (out / ZH).glob("*.html"):
         text = page.read_text(encoding="utf-8")
         assert [tag for tag in english_parts.findall(text) if 'lang="en"' not in tag] == [], page
     tags = english_parts.findall(chinese)
-    assert set(tags) == {'<div class="hl" lang="en">', '<div class="rows" lang="en">',
+    assert set(tags) == {'<div class="hl" lang="en">', '<div class="hl command" lang="en">',
+                         '<div class="rows" lang="en">',
                          '<pre class="terminal command" lang="en">',
                          '<pre class="terminal" lang="en">'}
     assert [tag for tag in english_parts.findall(english) if "lang=" in tag] == []
@@ -863,7 +952,9 @@ def test_a_chinese_lesson_is_its_translation_with_the_english_anchors(site):
         chinese = panel((out / ZH / f"{name}.html").read_text(encoding="utf-8"), "lesson")
         opening = '<section class="panel lesson" id="lesson" aria-labelledby="tab-lesson">\n'
         for lesson in (english, chinese):  # no language line above the first section
-            assert lesson.startswith(opening + '<h2 id="lesson-the-problem">'), name
+            assert re.match(re.escape(opening) + r'<nav class="toc" aria-label="[^"]+"><ol>'
+                            r'<li><a href="#lesson-the-problem">.*?</ol></nav>\n'
+                            r'<h2 id="lesson-the-problem">', lesson), name
         source = (ROOT / name / "README.zh-CN.md").read_text(encoding="utf-8")
         titles = re.findall(r"^#{2,3} (.*)$", source, re.M)
         assert [text_of(found[2]) for found in heading.findall(chinese)] == [
@@ -897,10 +988,10 @@ def test_the_links_of_a_chinese_lesson_land_on_the_pages_of_the_site(tmp_path):
     assert body == (
         '<h2 id="lesson-the-loop">循环</h2>\n'
         '<p>读<a href="s01_loop.html#code">代码</a>、<a href="s02_tools.html">s02 的讲义</a>、'
-        '<a href="../s02_tools.html">英文版</a>、\n'
-        '<a href="index.html">首页</a>、<a href="../index.html">英文首页</a>，'
+        '<a href="../s02_tools.html">英文版</a>、'
+        '<a href="readme.html">首页</a>、<a href="../readme.html">英文首页</a>，'
         '再看<a href="#lesson-the-loop">循环</a>和 <code lang="en">agent_loop</code>。</p>\n'
-        '<div class="hl" lang="en"><pre tabindex="0">ls\n</pre></div>\n'
+        '<div class="hl command" lang="en"><pre tabindex="0">ls\n</pre></div>\n'
     )
     assert images == []
     assert chapter.title_in(ZH) == "s01 · 标题" and chapter.title == "s01 · x"
@@ -922,12 +1013,97 @@ def test_a_chapter_not_translated_yet_shows_its_english_lesson_marked_so(tmp_pat
         '<pre class="docstring" lang="en">s01_loop: x.</pre>')
     assert chapter.title_in(ZH) == chapter.title == "s01 · x"
 
+# What a browser shows of a page's text, roughly: inline tags taken out, the others (and
+# <pre>, <script>, <template>, whose text is code or data) a boundary no space crosses.
+INLINE_TAGS = re.compile(r"</?(?:a|abbr|b|code|del|em|i|ins|kbd|mark|q|s|small|span|strong|sub"
+                         r"|sup|time|u|wbr)\b[^>]*>")
+
+
+def shown_text(page_html):
+    text = re.sub(r"<(script|template|pre)\b.*?</\1>", "\x01", page_html, flags=re.S)
+    text = INLINE_TAGS.sub("", text)
+    return html.unescape(re.sub(r"<[^>]+>", "\x01", text))
+
+
+def test_no_space_between_two_chinese_characters_on_a_chinese_page(site):
+    """A soft line break of wrapped Chinese source (or a space after bold) would show as a
+    space between two Chinese characters: the renderer leaves none, nor do the captions."""
+    out, names = site
+    between = re.compile(rf"[{site_builder.CJK}][ \t\n]+[{site_builder.CJK}]")
+    found = {page.name: between.findall(shown_text(page.read_text(encoding="utf-8")))
+             for page in sorted((out / ZH).glob("*.html"))}
+    assert {name: runs for name, runs in found.items() if runs} == {}
+    assert len(found) == len(english_pages(names))
+    captions = [step["caption"] for name in names for step in run_data(out / ZH, name)["steps"]]
+    assert [caption for caption in captions if between.search(caption)] == []
+
+
+def test_a_chinese_page_names_cards_and_tabs_in_chinese_and_marks_quoted_english(site):
+    out, names = site
+    home = (out / ZH / "index.html").read_text(encoding="utf-8")
+    assert re.findall(r'<span class="label">(s\d\d)</span> <span>([^<]*)</span>', home) == [
+        ("s01", "循环"), ("s02", "工具"), ("s03", "权限"), ("s04", "hook"), ("s05", "待办清单"),
+        ("s06", "计划模式")]
+    chapter = (out / ZH / "s01_loop.html").read_text(encoding="utf-8")
+    assert re.findall(r'<a id="tab-\w+" href="#\w+">([^<]*)</a>', chapter) == [
+        "讲义", "代码", "差异", "运行"]
+    assert ('“<span lang="en">What files are here, and what is the title of notes.md?</span>”'
+            in chapter)
+    assert site_builder.mark_english_quotes("见“Plan mode is on”和“计划”<pre>“x”</pre>") == (
+        '见“<span lang="en">Plan mode is on</span>”和“计划”<pre>“x”</pre>')
+
+
+def test_numbers_are_written_one_way_in_both_languages(site):
+    """12,447 and 1,496 alike: no "1.496k" beside them, in the charts' captions and axes."""
+    out, names = site
+    for folder in ("", "zh-CN/"):
+        for name in names:
+            chart = re.search(r'<figure class="chart">.*?</svg>',
+                              (out / f"{folder}{name}.html").read_text(encoding="utf-8"), re.S)[0]
+            texts = [text_of(part) for part in re.findall(
+                r"<(?:text|figcaption)[^>]*>(.*?)</(?:text|figcaption)>", chart, re.S)]
+            numbers = [n for text in texts for n in re.findall(r"\d[\d,.]*k?", text)]
+            assert len(numbers) > 4, name
+            assert [n for n in numbers if not re.fullmatch(r"\d{1,3}(,\d{3})*", n)] == [], name
+    assert site_builder.short_number(1496) == "1,496"
+
+
+def test_the_build_it_yourself_line_comes_from_course_stages_when_it_is_there(
+        site, monkeypatch):
+    """One function gives a chapter page its stage-check command; without course.stages the
+    page has no such line."""
+    import importlib.machinery
+    import types
+
+    out, names = site
+    chapter = site_builder.find_chapters(ROOT)[0]
+    if importlib.util.find_spec("course.stages") is None:
+        assert site_builder.build_it_yourself(chapter) == ""
+        assert "build-it" not in (out / f"{names[0]}.html").read_text(encoding="utf-8")
+    stages = types.ModuleType("course.stages")
+    stages.__spec__ = importlib.machinery.ModuleSpec("course.stages", None)
+    monkeypatch.setitem(sys.modules, "course.stages", stages)
+    assert site_builder.build_it_yourself(chapter) == (
+        ".venv/bin/python -m course.stages s01 build/agent.py")
+
+
+def test_line_breaks_between_chinese_characters_are_taken_out():
+    join = site_builder.join_cjk_lines
+    assert join("循环、\n工具") == "循环、工具"
+    assert join('见<a href="x">首页</a>，\n  再看') == '见<a href="x">首页</a>，再看'
+    assert join("<strong>粗体。</strong> 正文") == "<strong>粗体。</strong>正文"
+    assert join("agent\n循环 loop 和\nREADME") == "agent\n循环 loop 和\nREADME"
+    assert join("</p>\n<p>") == "</p>\n<p>"  # between blocks: as it was
+    assert join("<pre>中\n文</pre>中\n文") == "<pre>中\n文</pre>中文"
+    assert join("甲\x00乙 a\x00b") == "甲乙 a\nb"
+
+
 def test_the_chinese_home_page_says_how_to_use_the_course_with_the_same_commands(site):
     out, names = site
     english = (out / "index.html").read_text(encoding="utf-8")
     chinese = (out / ZH / "index.html").read_text(encoding="utf-8")
     assert re.findall(r"<h[12][^>]*>(.*?)</h[12]>", chinese) == [
-        "构建一个编程 agent", "怎样使用这门课", "各章"]
+        "构建一个编程 agent", "开始上手", "怎样使用这门课", "各章"]
 
     def commands(text):
         how = re.search(r'<ol class="how">(.*?)</ol>', text, re.S)[1]
@@ -1146,7 +1322,8 @@ def test_browser_captions_answers_and_the_plan_show_in_the_player(site, visit, l
                 continue
             page = visit.open(f"{folder}{name}.html#step-{number}")
             assert page.inner_text("#step-caption") == step["caption"]
-            assert words["answered"].split("{")[0] in step["caption"]
+            assert any(words[key].split("{")[0] in step["caption"]
+                       for key in ("answered", "chose")), step["caption"]
             events = [event for found in step["events"].values() for event in found]
             blocks = page.locator("#step-view .received .user-event")
             assert blocks.count() == len(events)
@@ -1176,8 +1353,9 @@ def test_browser_a_chapter_at_desktop_and_phone_width(site, visit, lang):
     page.click("#step-next")
     page.set_viewport_size({"width": 390, "height": 844})
     for view in ("run", "code", "diff", "diff-split", "lesson"):
-        if view == "diff-split":
-            page.click("button[data-view=diff-split]")
+        if view == "diff-split":  # no button on a phone (unified only), but the address works
+            page.evaluate("location.hash = 'diff-split'")
+            page.wait_for_function("!document.getElementById('diff-split').hidden")
         else:
             page.click(f"#tab-{view}")
             wait_for_panel(page, view)
@@ -1231,6 +1409,195 @@ def test_browser_compare_two_chapters(site, visit):
         visit.assert_clean()
         pytest.skip("s04_hooks or s05_todo_write is not written yet: cannot compare them")
     compare("s04_hooks", "s05_todo_write", "todo_write")
+    visit.assert_clean()
+
+
+@pytest.mark.browser
+def test_browser_back_shows_the_tab_the_address_names(site, visit):
+    """Lesson, Code, Run, a step, then Back twice: the address is the bare page again, and the
+    Lesson tab shows (it used to keep the Code tab)."""
+    out, names = site
+    page = visit.open(f"{names[0]}.html")
+    wait_for_panel(page, "lesson")
+    page.click("#tab-code")
+    wait_for_panel(page, "code")
+    page.click("#tab-run")
+    wait_for_panel(page, "run")
+    page.click("#step-next")
+    assert page.url == f"{visit.base}{names[0]}.html#step-2"
+    page.go_back()
+    wait_for_panel(page, "code")
+    page.go_back()
+    wait_for_panel(page, "lesson")
+    assert page.url == f"{visit.base}{names[0]}.html"
+    assert visible_panels(page) == ["lesson"]
+    visit.assert_clean()
+
+
+BOXES = """() => {
+  const box = (selector) => document.querySelector(selector).getBoundingClientRect();
+  return {header: box("header.site").height, tabs: box(".tabs").bottom,
+          tabsHeight: box(".tabs").height, bar: box(".player-bar").top,
+          barHeight: box(".player-bar").height, barBottom: box(".player-bar").bottom,
+          sent: box("#sent-title").top};
+}"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width,height", [(1280, 800), (390, 844)])
+def test_browser_a_step_opened_by_link_lands_below_the_bars(site, visit, width, height):
+    """The player's top goes right under the tab bar, its bar under the tabs with no gap (the
+    offset is the tab bar's real height), and the step's "Sent" heading under the bar."""
+    out, names = site
+    visit.page.set_viewport_size({"width": width, "height": height})
+    page = visit.open(f"{names[-1]}.html#step-5")
+    page.wait_for_load_state("load")
+    page.wait_for_function("document.getElementById('step-counter').textContent.includes('5')")
+    boxes = page.evaluate(BOXES)
+    assert round(boxes["bar"] - boxes["tabs"]) == 1  # the player's border: its top is the tabs'
+    assert boxes["sent"] >= boxes["barBottom"]
+    page.mouse.wheel(0, 600)  # scrolled on, the bar sticks to the tabs
+    page.wait_for_function("document.querySelector('.player-bar').getBoundingClientRect().top"
+                           " < document.querySelector('.tabs').getBoundingClientRect().bottom"
+                           " + 0.5")
+    boxes = page.evaluate(BOXES)
+    assert round(boxes["bar"], 2) == round(boxes["tabs"], 2)
+    visit.assert_clean()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", ["en", "zh-CN"])
+def test_browser_on_a_phone_the_bars_take_a_quarter_of_the_screen_and_the_header_one_row(
+        site, visit, lang):
+    out, names = site
+    visit.page.set_viewport_size({"width": 390, "height": 844})
+    folder = site_builder.SUBFOLDER[lang]
+    steps = len(run_data(out, names[-1])["calls"])
+    page = visit.open(f"{folder}{names[-1]}.html#step-1")
+    tallest = 0
+    for step in range(1, steps + 1):
+        page.evaluate(f"location.hash = 'step-{step}'")
+        page.wait_for_function(f"location.hash === '#step-{step}' && document.getElementById("
+                               f"'step-counter').textContent.includes('{step}')")
+        boxes = page.evaluate(BOXES)
+        tallest = max(tallest, boxes["tabsHeight"] + boxes["barHeight"])
+    assert tallest <= 844 / 4, tallest
+    # the header: the title, the chapters and the language switch side by side, in one row
+    rows = page.evaluate("""() => {
+      const parts = [...document.querySelectorAll("header.site nav > *")]
+        .map((part) => part.getBoundingClientRect());
+      return parts.every((one) => parts.every((other) => one.top < other.bottom
+                                                       && other.top < one.bottom));
+    }""")
+    assert rows is True
+    assert page.evaluate("document.querySelector('header.site').getBoundingClientRect()"
+                         ".height") <= 64
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth") is True
+    visit.assert_clean()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang,words", [("en", "cache_control"), ("zh-CN", "缓存")])
+def test_browser_the_search_finds_the_s01_lesson(site, visit, lang, words):
+    """Pagefind's index of the lessons and the code: a word of s01's lesson finds it, in
+    either language, and the result opens the lesson at its section."""
+    out, names = site
+    folder = site_builder.SUBFOLDER[lang]
+    page = visit.open(f"{folder}search.html?q={words}")
+    page.wait_for_selector("#search-results li > a")
+    links = page.eval_on_selector_all("#search-results li > a",
+                                      "links => links.map((a) => a.getAttribute('href'))")
+    wanted = f"/{folder}s01_loop.html#lesson-making-it-hold"
+    assert wanted in links, links
+    page.click(f'#search-results a[href="{wanted}"]')
+    wait_for_panel(page, "lesson")
+    assert page.url == f"{visit.base}{folder}s01_loop.html#lesson-making-it-hold"
+    visit.assert_clean()
+
+
+@pytest.mark.browser
+def test_browser_the_copy_button_copies_the_exact_command(site, browser, server):
+    context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
+    page = context.new_page()
+    try:
+        page.goto(server + "index.html")
+        page.click("#get-started ~ ol .copyable > button.copy >> nth=0")
+        assert page.evaluate("navigator.clipboard.readText()") == (
+            site_builder.readme_commands(ROOT)[0])
+        page.goto(server + "s03_permissions.html#run")
+        page.click("#run .copyable > button.copy")
+        run = read_scenario(ROOT / "s03_permissions")
+        shown = page.text_content("#run pre.command code")
+        assert page.evaluate("navigator.clipboard.readText()") == shown.removeprefix("$ ")
+        assert shown.removeprefix("$ ").endswith(f"--offline --trace play/s03_permissions"
+                                                 f".trace.jsonl '{run['prompt']}'")
+        page.goto(server + "s01_loop.html#code")
+        page.click("#code .copyable > button.copy")
+        assert page.evaluate("navigator.clipboard.readText()") == (
+            (ROOT / "s01_loop" / "code.py").read_text(encoding="utf-8").removesuffix("\n"))
+    finally:
+        context.close()
+
+
+LINE_AT = """(number) => {
+  const range = document.createRange();
+  range.setStartAfter(document.getElementById(`code-L${number}`));
+  range.setEndBefore(document.getElementById(`code-L${number + 1}`));
+  return [document.getElementById(`code-L${number}`).getBoundingClientRect().top,
+          document.querySelector(".tabs").getBoundingClientRect().bottom, range.toString()];
+}"""
+
+
+@pytest.mark.browser
+def test_browser_a_line_anchor_opens_the_code_tab_at_its_line(site, visit):
+    """#code-L620 opens the Code tab with line 620 half a rem under the tab bar; a What
+    changed link of the lesson lands on its section's banner."""
+    out, names = site
+    code = (ROOT / "s03_permissions" / "code.py").read_text(encoding="utf-8").splitlines()
+    page = visit.open("s03_permissions.html#code-L620")
+    wait_for_panel(page, "code")
+    top, tabs, text = page.evaluate(LINE_AT, 620)
+    assert (round(top - tabs), text) == (8, code[619] + "\n")
+    page.click("#tab-lesson")
+    wait_for_panel(page, "lesson")
+    link = page.locator("#lesson table a").first
+    number = int(link.get_attribute("href").rpartition("#code-L")[2])
+    section = link.text_content()
+    link.click()
+    wait_for_panel(page, "code")
+    top, tabs, text = page.evaluate(LINE_AT, number)
+    assert round(top - tabs) == 8
+    assert text.startswith("# ===") and code[number].startswith("# ") and (
+        code[number].removeprefix("# ").split("  ")[0] == section)
+    visit.assert_clean()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", [1280, 390])
+def test_browser_no_diagram_of_the_home_cards_is_clipped(site, visit, width):
+    visit.page.set_viewport_size({"width": width, "height": 844})
+    page = visit.open("index.html")
+    clipped = page.evaluate("""() => [...document.querySelectorAll(".diagram pre")]
+      .map((pre) => pre.scrollWidth - pre.clientWidth)""")
+    assert clipped == [0] * len(site[1])
+    visit.assert_clean()
+
+
+@pytest.mark.browser
+def test_browser_no_command_scrolls_sideways_at_1280_px(site, visit):
+    out, names = site
+    wide = """() => [...document.querySelectorAll("pre.command, .hl.command pre")]
+      .filter((pre) => pre.checkVisibility() && pre.scrollWidth > pre.clientWidth)
+      .map((pre) => pre.textContent.slice(0, 60))"""
+    seen = 0
+    for address in ["index.html"] + [f"{name}.html#{tab}" for name in names
+                                     for tab in ("lesson", "run")]:
+        page = visit.open(address)
+        page.wait_for_function("document.documentElement.classList.contains('ready')")
+        assert page.evaluate(wide) == [], address
+        seen += page.evaluate("document.querySelectorAll('pre.command, .hl.command pre')"
+                              ".length")
+    assert seen > 12 * 2
     visit.assert_clean()
 
 

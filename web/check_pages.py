@@ -40,15 +40,20 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 BLOCKING = ("serious", "critical")  # the impacts that fail the check
-KINDS = ("home", "chapter", "compare", "diff")
+KINDS = ("home", "chapter", "compare", "diff", "readme", "search")
 SUBFOLDER = SITE_FOLDER  # where build.py puts each language's pages: "", "zh-CN/"
 
 
 def kind_of(name):
-    """The template a page is made from: home, chapter, compare (the picker) or diff (a pair)."""
+    """The template a page is made from: home, chapter, compare (the picker), diff (a pair),
+    readme (the course README) or search."""
     name = Path(name).name  # "zh-CN/index.html": a Chinese page, of the same template
     if name == "index.html":
         return "home"
+    if name == "readme.html":
+        return "readme"
+    if name == "search.html":
+        return "search"
     if name == "compare.html":
         return "compare"
     if name.startswith("compare-"):

@@ -106,6 +106,7 @@ function setUpTabs() {
     const target = findById(id);
     const panel = panels.find((candidate) => target && holds(candidate, target));
     if (panel) current = panel;  // a link to something outside the panels (#main) keeps the panel
+    else if (!id) current = panels[0];  // no #...: the first tab, as the address says (Back)
     panels.forEach((candidate, index) => {
       setShown(candidate, candidate === current);
       if (candidate === current) tabs[index].setAttribute("aria-current", "true");
@@ -120,6 +121,13 @@ function setUpTabs() {
 
   window.addEventListener("hashchange", () => showPanelFor(hashId()));
   showPanelFor(hashId());
+  // The browser's own jump to #step-3 (a bar of the player's chart) comes when the page has
+  // loaded, and would leave the step under the bars: the player's top goes under the tabs.
+  window.addEventListener("load", () => {
+    const target = findById(hashId());
+    const player = target && target.closest(".player");
+    if (player) player.scrollIntoView();
+  });
 }
 
 // ---- diffs: unified or side by side ---------------------------------------------
@@ -454,11 +462,117 @@ function setUpLanguageSwitch() {
   }
 }
 
+// ---- the sticky bars ----------------------------------------------------------------
+// The player's bar sticks right under the tab bar, and a heading, a line of code or a step
+// opened by a link lands under it: the tab bar's real height, kept in a CSS variable.
+
+function setUpStickyBars() {
+  const tabs = document.querySelector(".tabs");
+  if (!tabs) return;
+  const root = document.documentElement.style;
+  const measure = () => {
+    root.setProperty("--tabs-height", `${tabs.getBoundingClientRect().height}px`);
+  };
+  measure();
+  new ResizeObserver(measure).observe(tabs);
+}
+
+// ---- copy buttons -------------------------------------------------------------------
+// Every command and code block gets a button that copies its text exactly (the "$ " of a
+// shown command is not part of it). The text is kept on the button, data-copy.
+
+function setUpCopyButtons(root) {
+  const blocks = root.querySelectorAll("pre.command, div.hl > pre, .code-view .lines");
+  for (const block of blocks) {
+    const holder = block.closest(".code-view") || block.parentElement.closest("div.hl") || block;
+    if (holder.dataset.copyReady) continue;
+    holder.dataset.copyReady = "true";
+    let text = block.textContent.replace(/\n$/, "");
+    if (block.matches("pre.command") && text.startsWith("$ ")) text = text.slice(2);
+    const command = block.matches("pre.command") || (holder.classList && holder.classList.contains("command"));
+    const button = el("button", { type: "button", class: "copy", "data-copy": text,
+      "aria-label": t(command ? "copy_label" : "copy_code_label") }, t("copy"));
+    button.addEventListener("click", async () => {
+      try {
+        await navigator.clipboard.writeText(button.dataset.copy);
+        button.textContent = t("copied");
+      } catch (error) {
+        button.textContent = t("copy");
+      }
+    });
+    const wrapper = el("div", { class: "copyable" });
+    holder.replaceWith(wrapper);
+    wrapper.append(button, holder);
+  }
+}
+
+// ---- search -------------------------------------------------------------------------
+// The search page asks Pagefind's index (pagefind/, made by the build) through its
+// JavaScript API; the address keeps the words (search.html?q=cache_control).
+
+function setUpSearch() {
+  const form = document.getElementById("search-form");
+  if (!form) return;
+  const input = document.getElementById("search-input");
+  const status = document.getElementById("search-status");
+  const list = document.getElementById("search-results");
+  let pagefind = null;
+  let asked = 0;
+
+  async function engine() {
+    if (!pagefind) {
+      pagefind = await import(new URL(`${form.dataset.bundle}pagefind.js`, location.href).href);
+      await pagefind.options({ baseUrl: new URL(form.dataset.site || "./", location.href).pathname });
+    }
+    return pagefind;
+  }
+
+  async function find(words) {
+    const mine = ++asked;
+    list.replaceChildren();
+    if (!words.trim()) { status.textContent = ""; return; }
+    status.textContent = t("searching");
+    let results;
+    try {
+      results = await (await engine()).search(words);
+    } catch (error) {
+      status.textContent = t("search_served");
+      return;
+    }
+    const data = await Promise.all(results.results.slice(0, 10).map((result) => result.data()));
+    if (mine !== asked) return;
+    status.textContent = data.length ? t("found", { n: results.results.length }) : t("found_none");
+    for (const page of data) {
+      const best = (page.sub_results || [])[0];
+      const link = el("a", { href: best ? best.url : page.url }, page.meta.title || page.url);
+      const excerpt = el("p", { class: "excerpt" });
+      excerpt.innerHTML = (best || page).excerpt;  // Pagefind's text, escaped, with <mark>
+      list.append(el("li", {}, link, excerpt));
+    }
+  }
+
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const url = new URL(location.href);
+    url.searchParams.set("q", input.value);
+    history.replaceState(null, "", url);
+    find(input.value);
+  });
+  const words = new URLSearchParams(location.search).get("q");
+  if (words) {
+    input.value = words;
+    find(words);
+  }
+}
+
 // The parts that look elements up come before the tabs, which park the hidden panels.
+setUpCopyButtons(document);
+setUpSearch();
 setUpLanguageSwitch();
 setUpPlayer();
 setUpScrollingBlocks();
 setUpDiffSwitches();
 setUpComparePicker();
 setUpTabs();
+setUpStickyBars();
 document.documentElement.classList.add("ready");  // (site.css waits for it; see there)

@@ -1,0 +1,255 @@
+"""Diffs of two code.py files: unified and side by side, and what is new."""
+
+import ast
+import difflib
+import functools
+import html
+import itertools
+from dataclasses import dataclass
+
+from course import section_above
+
+from .chapters import Chapter
+from .highlight import highlight_lines
+from .strings import english_inside, say
+from .templates import render
+
+
+@functools.cache
+def line_matcher(old_code, new_code):
+    """difflib's matcher for two files, line by line (made once per pair of files).
+
+    The same matcher as difflib.unified_diff, so the counts agree with the
+    chapter table of the course README.
+    """
+    return difflib.SequenceMatcher(None, old_code.splitlines(), new_code.splitlines())
+
+
+@dataclass
+class Diff:
+    """code.py of one chapter against another, line by line."""
+    old: Chapter
+    new: Chapter
+
+    @property
+    def opcodes(self):
+        return line_matcher(self.old.code, self.new.code).get_opcodes()
+
+    @property
+    def added(self):
+        return sum(j2 - j1 for tag, i1, i2, j1, j2 in self.opcodes if tag in ("insert", "replace"))
+
+    @property
+    def removed(self):
+        return sum(i2 - i1 for tag, i1, i2, j1, j2 in self.opcodes if tag in ("delete", "replace"))
+
+    @property
+    def added_line_numbers(self):
+        """The lines of the new file (from 1) that the old one does not have."""
+        return {j + 1 for tag, i1, i2, j1, j2 in self.opcodes if tag in ("insert", "replace")
+                for j in range(j1, j2)}
+
+    def hunks(self, context=3):
+        """The changes in groups with `context` lines around them, as in diff -u."""
+        return list(line_matcher(self.old.code, self.new.code).get_grouped_opcodes(context))
+
+
+def hunk_header(group, new_lines):
+    first, last = group[0], group[-1]
+    old_start, old_count = first[1] + 1, last[2] - first[1]
+    new_start, new_count = first[3] + 1, last[4] - first[3]
+    section = section_above(new_lines, first[3])
+    return f"@@ -{old_start},{old_count} +{new_start},{new_count} @@ {section}".rstrip()
+
+
+class Column:
+    """A gutter (line numbers, signs) and lines of code, built line by line; lines of one
+    kind in a row share one element (<ins>, <del>, or a span), and so does their gutter."""
+
+    TAGS = {"added": "ins", "removed": "del", "context": "span", "empty": "span", "hunk": "span"}
+
+    def __init__(self):
+        self.gutter, self.code = [], []
+        self.kind, self.run_gutter, self.run_code = None, [], []
+
+    def add(self, kind, gutter, code_html):
+        if kind != self.kind:
+            self.flush()
+            self.kind = kind
+        self.run_gutter.append(html.escape(gutter) + "\n")
+        self.run_code.append(code_html + "\n")
+
+    def flush(self):
+        if self.kind:
+            tag = self.TAGS[self.kind]
+            self.gutter.append(f'<span class="{self.kind}">{"".join(self.run_gutter)}</span>')
+            self.code.append(f'<{tag} class="{self.kind}">{"".join(self.run_code)}</{tag}>')
+        self.kind, self.run_gutter, self.run_code = None, [], []
+
+    def html(self, label, lang="en"):
+        self.flush()
+        return (f'<div class="scroll hl" tabindex="0" role="region" '
+                f'aria-label="{html.escape(label)}"><div class="rows"{english_inside(lang)}>'
+                f'<pre class="gutter" aria-hidden="true">{"".join(self.gutter)}</pre>'
+                f'<pre class="lines"><code>{"".join(self.code)}</code></pre></div></div>')
+
+
+def number_width(diff):
+    return len(str(max(len(diff.old.code.splitlines()), len(diff.new.code.splitlines()), 1)))
+
+
+def unified_view(diff, lang):
+    """The diff as in diff -u: old and new line numbers and a sign in the gutter, then the
+    line; lines added are <ins>, lines removed <del>."""
+    old_html, new_html = highlight_lines(diff.old.code), highlight_lines(diff.new.code)
+    new_lines = diff.new.code.splitlines()
+    width = number_width(diff)
+    column = Column()
+    for group in diff.hunks():
+        column.add("hunk", "", html.escape(hunk_header(group, new_lines)))
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
+                    column.add("context", f"{i + 1:>{width}} {j + 1:>{width}}  ", new_html[j])
+                continue
+            for i in range(i1, i2):
+                column.add("removed", f"{i + 1:>{width}} {'':>{width}} -", old_html[i])
+            for j in range(j1, j2):
+                column.add("added", f"{'':>{width}} {j + 1:>{width}} +", new_html[j])
+    if not diff.hunks():
+        column.add("context", "", say(lang, "same_files"))
+    return column.html(say(lang, "unified_label", old=diff.old.name, new=diff.new.name), lang)
+
+
+def side_by_side_view(diff, lang):
+    """The same changes, old on the left and new on the right, line beside line: each side
+    scrolls on its own, and both have the same lines, so they stay level."""
+    old_html, new_html = highlight_lines(diff.old.code), highlight_lines(diff.new.code)
+    new_lines = diff.new.code.splitlines()
+    width = number_width(diff)
+    left, right = Column(), Column()
+    for group in diff.hunks():
+        header = html.escape(hunk_header(group, new_lines))
+        left.add("hunk", "", header)
+        right.add("hunk", "", header)
+        for tag, i1, i2, j1, j2 in group:
+            for i, j in itertools.zip_longest(range(i1, i2), range(j1, j2)):
+                for column, index, lines, kind, sign in (
+                    (left, i, old_html, "removed", "-"), (right, j, new_html, "added", "+")
+                ):
+                    if index is None:
+                        column.add("empty", "", "")
+                    elif tag == "equal":
+                        column.add("context", f"{index + 1:>{width}}  ", lines[index])
+                    else:
+                        column.add(kind, f"{index + 1:>{width}} {sign}", lines[index])
+    if not diff.hunks():
+        left.add("context", "", say(lang, "same_files"))
+        right.add("context", "", say(lang, "same_files"))
+    return (f'<div class="split">{left.html(say(lang, "old_label", old=diff.old.name), lang)}'
+            f'{right.html(say(lang, "new_label", new=diff.new.name), lang)}</div>')
+
+
+def diff_views(diff, id_prefix, lang, heading_level=3):
+    """The summary, then both views of a diff, with buttons to switch between them (site.js;
+    the layout chosen goes in the address: #diff-split). Template: diff.html."""
+    return render("diff.html", lang, diff=diff, id_prefix=id_prefix, h=f"h{heading_level}",
+                  items=summary_items(diff, lang), unified=unified_view(diff, lang),
+                  split=side_by_side_view(diff, lang))
+
+
+# ---- what is new: computed from the two files ----
+
+@functools.cache
+def tool_names(code):
+    """The tools a code.py defines: every dict literal with a "name" and an "input_schema"."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    names = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Dict):
+            continue
+        keys = {key.value: value for key, value in zip(node.keys, node.values, strict=True)
+                if isinstance(key, ast.Constant)}
+        name = keys.get("name")
+        if "input_schema" in keys and isinstance(name, ast.Constant):
+            names.append(name.value)
+    return sorted(set(names), key=names.index)
+
+
+@functools.cache
+def functions(code):
+    """{name: source} of the functions of a code.py, methods as Class.method, in file order.
+    The source is its whole lines, decorators included."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return {}
+    lines = code.splitlines()
+    found = {}
+
+    def visit(nodes, prefix):
+        for node in nodes:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                found[prefix + node.name] = "\n".join(lines[first - 1 : node.end_lineno])
+            elif isinstance(node, ast.ClassDef):
+                visit(node.body, f"{prefix}{node.name}.")
+
+    visit(tree.body, "")
+    return found
+
+
+@dataclass
+class WhatIsNew:
+    tools_added: list
+    tools_removed: list
+    functions_added: list
+    functions_changed: list
+    functions_removed: list
+    lines_added: int
+    lines_removed: int
+
+
+def what_is_new(diff):
+    old_tools, new_tools = tool_names(diff.old.code), tool_names(diff.new.code)
+    old_functions, new_functions = functions(diff.old.code), functions(diff.new.code)
+    return WhatIsNew(
+        tools_added=[name for name in new_tools if name not in old_tools],
+        tools_removed=[name for name in old_tools if name not in new_tools],
+        functions_added=[name for name in new_functions if name not in old_functions],
+        functions_changed=[name for name, source in new_functions.items()
+                           if name in old_functions and old_functions[name] != source],
+        functions_removed=[name for name in old_functions if name not in new_functions],
+        lines_added=diff.added,
+        lines_removed=diff.removed,
+    )
+
+
+def name_list(names, lang, suffix=""):
+    if not names:
+        return say(lang, "none")
+    return say(lang, "list_separator").join(
+        f"<code{english_inside(lang)}>{html.escape(name)}{suffix}</code>" for name in names)
+
+
+def summary_items(diff, lang):
+    """The list of what is new: tools and functions added, changed, removed."""
+    new = what_is_new(diff)
+    rows = [
+        ("tools_added", name_list(new.tools_added, lang), len(new.tools_added)),
+        ("tools_removed", name_list(new.tools_removed, lang), len(new.tools_removed)),
+        ("functions_added", name_list(new.functions_added, lang, "()"),
+         len(new.functions_added)),
+        ("functions_changed", name_list(new.functions_changed, lang, "()"),
+         len(new.functions_changed)),
+        ("functions_removed", name_list(new.functions_removed, lang, "()"),
+         len(new.functions_removed)),
+    ]
+    return "".join(
+        say(lang, "summary_item", label=say(lang, key), names=names,
+            count=say(lang, "count", n=count) if count else "")
+        for key, names, count in rows if count or key != "tools_removed"
+    )

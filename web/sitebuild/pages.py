@@ -1,0 +1,168 @@
+"""The pages: home, chapter, compare, in each language."""
+
+import html
+import itertools
+import re
+
+from course.translations import LANGUAGES, TRANSLATION
+
+from .chapters import Chapter
+from .code_tab import code_view
+from .diffs import Diff, diff_views
+from .lessons import README_PAGE, lesson_placeholder, render_lesson
+from .recording import trace_path
+from .run_tab import run_view, script_json
+from .settings import PYTHON
+from .stages import build_it_yourself
+from .start import clone_command, readme_commands, repository
+from .strings import STRINGS, UP, english_inside, in_english, link_to, say
+from .templates import render
+
+
+def page(template, title, chapters, lang, name, current="", **values):
+    """A whole HTML page of language `lang` from `template` (which extends page.html): head,
+    the course navigation with the switch to the other language's page of the same name, the
+    main part, the footer."""
+    other = next(other for other in LANGUAGES if other != lang)
+
+    def here(key):
+        return ' aria-current="page"' if key == current else ""
+
+    values.setdefault("indexed", False)  # in the search index (sitebuild/search.py)
+    return render(template, lang, title=title, chapters=chapters, other=other,
+                  switch=link_to(lang, other, name), up=UP[lang], here=here,
+                  site_strings=script_json(STRINGS[lang]["script"]), **values) + "\n"
+
+
+def home_page(chapters, lang, root=None):
+    """How to use the course, with commands taken from the chapters themselves, then a card
+    per chapter."""
+    first, second = chapters[0], chapters[1] if len(chapters) > 1 else None
+    cards = []
+    for chapter in chapters:
+        if chapter.previous:
+            diff = Diff(chapter.previous, chapter)
+            stats = say(lang, "card_stats", added=diff.added, removed=diff.removed,
+                        previous=chapter.previous.label)
+        else:
+            stats = say(lang, "card_first", lines=len(chapter.code.splitlines()))
+        topic = chapter.name.split("_", 1)[1].replace("_", " ")
+        words = STRINGS[lang]["topics"].get(topic)  # in the page's language, if it has them
+        cards.append({"chapter": chapter, "stats": stats, "topic": words or topic,
+                      "topic_lang": english_inside(lang) if words is None or lang == "en"
+                      else "",
+                      "summary": capitalise(chapter.summary_in(lang), lang),
+                      "columns": max((len(line) for line in chapter.diagram.splitlines()),
+                                     default=1)})
+    return page(
+        "home.html", say(lang, "course_title"), chapters, lang, "index.html", current="home",
+        cards=cards,
+        run_command=first.run_command or f"{PYTHON} {first.name}/code.py --offline",
+        diff_command=f"diff -u {first.name}/code.py {second.name}/code.py" if second else "",
+        replay_command=f"{PYTHON} {first.name}/code.py --script {trace_path(first.name)}",
+        clone=clone_command(repository()), commands=readme_commands(root) if root else [],
+        readme=README_PAGE,
+    )
+
+
+def readme_chapter(root):
+    """The course README (README.md, README.zh-CN.md at the root) as a lesson to render, or
+    None when the root has none."""
+    readme, translated = root / "README.md", root / TRANSLATION
+    if not readme.is_file():
+        return None
+    return Chapter(name="course", folder=root, code="",
+                   lesson=readme.read_text(encoding="utf-8"),
+                   lesson_zh=translated.read_text(encoding="utf-8") if translated.is_file()
+                   else None)
+
+
+def readme_page(readme, chapters, lang):
+    """The course README, rendered as the lessons are, so that a lesson's "as the course
+    README says" lands on it. Returns (page, images)."""
+    body, images = render_lesson(readme, [c.name for c in chapters],
+                                 lang if readme.lesson_in(lang) else "en", root=readme.folder)
+    heading = readme.lesson_in(lang) or readme.lesson
+    heading = heading.partition("\n")[0].removeprefix("# ")
+    body = contents(body, lang) + body
+    return page("readme.html", f"{say(lang, 'readme_title')} · {say(lang, 'course_title')}",
+                chapters, lang, README_PAGE, current="readme", heading=heading, indexed=True,
+                body=body), images
+
+
+def capitalise(text, lang="en"):
+    """A summary as a sentence. (Chinese has no capitals, and an English word in it, such as
+    "agent", keeps its small letter: GLOSSARY.zh-CN.md.)"""
+    return text[:1].upper() + text[1:] if lang == "en" else text
+
+
+def chapter_parts(chapter, names, lang):
+    """What a chapter page shows that does not need its recorded run: lesson, code, diff.
+    A chapter whose lesson has no translation yet shows the English one, marked so."""
+    if chapter.lesson_in(lang) is not None:
+        lesson, images = render_lesson(chapter, names, lang)
+    elif chapter.lesson is not None:
+        lesson, images = render_lesson(chapter, names)
+        lesson = f'<p class="note">{say(lang, "untranslated")}</p>\n<div lang="en">{lesson}</div>'
+    else:
+        lesson, images = lesson_placeholder(chapter, lang), []
+    lesson = contents(lesson, lang) + lesson
+    if chapter.previous:
+        diff = f"<h2>{say(lang, 'diff_against', name=html.escape(chapter.previous.name))}</h2>"
+        diff += diff_views(Diff(chapter.previous, chapter), "diff", lang)
+    else:
+        diff = f"<h2>{say(lang, 'diff_first_heading')}</h2><p>{say(lang, 'diff_first')}</p>"
+    return {"lesson": lesson, "images": images, "code": code_view(chapter, lang), "diff": diff}
+
+
+TABS = ("lesson", "code", "diff", "run")
+
+
+def contents(body, lang):
+    """The contents list of a rendered lesson: a link to each of its <h2>."""
+    found = re.findall(r'<h2 id="([^"]+)">(.*?)</h2>', body)
+    if len(found) < 2:
+        return ""
+    items = "".join(f'<li><a href="#{anchor}">{re.sub(r"</?a[^>]*>", "", text)}</a></li>'
+                    for anchor, text in found)
+    return f'<nav class="toc" aria-label="{say(lang, "contents")}"><ol>{items}</ol></nav>\n'
+
+
+
+def chapter_page(chapter, chapters, parts, lang):
+    """The page of one chapter: four panels (site.js shows one at a time) and the pager."""
+    index = chapters.index(chapter)
+    title = f"{chapter.title_in(lang)} · {say(lang, 'course_title')}"
+    return page(
+        "chapter.html", title, chapters, lang, chapter.page, current=chapter.name, indexed=True,
+        chapter=chapter, parts=parts, tabs=TABS, run=run_view(chapter, lang),
+        build_command=build_it_yourself(chapter),
+        prompt=in_english(lang, html.escape(chapter.run.prompt)),
+        previous=chapters[index - 1] if index > 0 else None,
+        next=chapters[index + 1] if index + 1 < len(chapters) else None,
+    )
+
+
+def compare_name(old, new):
+    return f"compare-{old.name}-vs-{new.name}.html"
+
+
+def compare_index(chapters, lang):
+    title = f"{say(lang, 'compare')} · {say(lang, 'course_title')}"
+    return page("compare_index.html", title, chapters, lang, "compare.html", current="compare",
+                pairs=list(itertools.combinations(chapters, 2)), compare_name=compare_name,
+                old=chapters[-2] if len(chapters) > 1 else chapters[0], new=chapters[-1])
+
+
+def compare_page(old, new, chapters, lang):
+    title = (f"{say(lang, 'compare_title', old=old.label, new=new.label)} · "
+             f"{say(lang, 'course_title')}")
+    return page("compare.html", title, chapters, lang, compare_name(old, new),
+                current="compare", old=old, new=new,
+                diff=diff_views(Diff(old, new), "compare", lang, heading_level=2))
+
+
+def search_page(chapters, lang):
+    """The search of the lessons and the code (Pagefind's index, site.js asks it)."""
+    title = f"{say(lang, 'search')} · {say(lang, 'course_title')}"
+    return page("search.html", title, chapters, lang, "search.html", current="search")
