@@ -125,6 +125,9 @@ def test_the_report_has_one_line_per_check_and_says_what_to_build_next():
     assert report([(first, None)], "s01", "build/agent.py", 2).splitlines()[-1] == (
         'Stage s01 passes. Next: s02_tools/README.md, "Build it yourself", then '
         ".venv/bin/python -m course.stages s02 build/agent.py")
+    assert report([(second, None)], "s02", "build/agent.py", 2, only=True).splitlines()[-1] == (
+        "Stage s02's own checks pass; without --only, .venv/bin/python -m course.stages s02 "
+        "build/agent.py runs the earlier stages' checks too.")
 
 
 def test_json_gives_each_check_and_the_exit_status_says_whether_all_pass(monkeypatch, capsys):
@@ -166,7 +169,7 @@ FIRST_LINES = {  # the first line the checker prints under the failing check
     's01.failing_command':
     'After reply 1 (whose second command exits 37), your program sent 0 more request(s) instead',
     's01.final_text':
-    "Your program did not print 'FINAL-ANSWER-42'; the text of the last reply should be",
+    "Your program did not print 'FINAL-ANSWER-42' on stdout; the text of the last reply should",
     's02.tools_offered':
     "Request 1 offers read_file with the properties ['file_path', 'limit', 'offset']; it should",
     's02.read_file':
@@ -184,7 +187,7 @@ FIRST_LINES = {  # the first line the checker prints under the failing check
     's03.yes_runs':
     'The call write_file {"path": "a.txt", "content": "A\\n"} got an is_error result: \'The user',
     's03.question_shows_call':
-    "Your program did not print 'a.txt'; a question must show the path, or the whole command,",
+    "Your program did not print 'a.txt' on stdout; a question must show the path, or the whole",
     's03.deny_rule':
     'The call write_file {"path": "secret.txt", "content": "s"} got the result \'wrote',
     's03.no_refuses':

@@ -157,7 +157,8 @@ class Outcome:
     def printed(self, *parts, why):
         for part in parts:
             if part not in self.stdout:
-                raise Fail(f"Your program did not print {part!r}; {why}. {self.ending()}")
+                raise Fail(f"Your program did not print {part!r} on stdout; {why}. "
+                           f"{self.ending()}")
 
     def exited_well(self):
         if self.returncode != 0:
@@ -304,7 +305,7 @@ def run_many(jobs, launch=subprocess_launch, api=None):
             api.close()
 
 
-def report(results, stage, path, seconds):
+def report(results, stage, path, seconds, only=False):
     """The lines the checker prints: one per check, then what to do next."""
     lines, current = [], None
     for check, failure in results:
@@ -322,6 +323,9 @@ def report(results, stage, path, seconds):
         first = failed[0].stage
         lines.append(f"Next: build what {first} asks for: the contract is in "
                      f"{LESSONS[first]}/README.md, section \"Build it yourself\".")
+    elif only:
+        lines.append(f"Stage {stage}'s own checks pass; without --only, {command(stage, path)} "
+                     "runs the earlier stages' checks too.")
     elif stage != STAGES[-1]:
         after = STAGES[STAGES.index(stage) + 1]
         lines.append(f"Stage {stage} passes. Next: {LESSONS[after]}/README.md, "
@@ -382,5 +386,5 @@ def main(argv=None):
                        for check, failure in results],
         }, indent=2, ensure_ascii=False))
     else:
-        print(report(results, options.stage, options.path, seconds))
+        print(report(results, options.stage, options.path, seconds, options.only))
     return 0 if passed else 1
