@@ -11,7 +11,6 @@ import contextlib
 import copy
 import gc
 import http.server
-import importlib.util
 import itertools
 import json
 import signal
@@ -24,8 +23,17 @@ from anthropic.types import Message
 
 from course import CHAPTERS, ROOT, offline_environment
 
-# The message builders a learner's exercise checks use too: one source for both.
-from course.check import MODEL, assistant, reply, result, text, tool_use, user  # noqa: F401
+# The loader and the message builders a learner's exercise checks use too: one source for both.
+from course.check import (  # noqa: F401
+    MODEL,
+    assistant,
+    fresh_module,
+    reply,
+    result,
+    text,
+    tool_use,
+    user,
+)
 
 PRESENT = [name for name in CHAPTERS if (ROOT / name / "code.py").exists()]
 
@@ -34,11 +42,7 @@ _loads = itertools.count()
 
 def load_chapter(name):
     """A fresh module object for <name>/code.py."""
-    path = ROOT / name / "code.py"
-    spec = importlib.util.spec_from_file_location(f"{name}_code_{next(_loads)}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return fresh_module(ROOT / name / "code.py", f"{name}_code_{next(_loads)}")
 
 
 # ---- replies -----------------------------------------------------------
