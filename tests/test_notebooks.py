@@ -15,7 +15,6 @@ import time
 from dataclasses import dataclass
 from types import SimpleNamespace
 
-import nbformat
 import pytest
 
 from course import read_scenario
@@ -76,6 +75,14 @@ def load_generator():
 
 def notebook_path(name):
     return ROOT / name / "notebook.ipynb"
+
+
+def read_notebook(name):
+    """The committed notebook. nbformat is imported here rather than at the top: through
+    jsonschema it takes about 3 s, which every test process would pay just to collect."""
+    import nbformat
+
+    return nbformat.read(notebook_path(name), as_version=4)
 
 
 def output_text(cell):
@@ -139,7 +146,7 @@ async def execute(name, env, at_once):
     from nbclient import NotebookClient  # slow to import, and only this needs it
     from nbclient.exceptions import CellControlSignal, CellExecutionError
 
-    run = Run(nbformat.read(notebook_path(name), as_version=4))
+    run = Run(read_notebook(name))
     current = {"index": None}
 
     def on_cell_start(cell, cell_index):
@@ -217,7 +224,9 @@ def test_every_chapter_has_a_notebook():
 
 @pytest.mark.parametrize("name", PRESENT)
 def test_notebook_is_valid_and_clean(name):
-    notebook = nbformat.read(notebook_path(name), as_version=4)
+    import nbformat
+
+    notebook = read_notebook(name)
     nbformat.validate(notebook)
     assert notebook.nbformat == 4
     assert notebook.metadata["kernelspec"] == {
@@ -236,7 +245,7 @@ def test_notebook_is_valid_and_clean(name):
 @pytest.mark.parametrize("name", PRESENT)
 def test_notebook_runs_the_chapters_own_code(name):
     source = "\n".join(
-        cell.source for cell in nbformat.read(notebook_path(name), as_version=4).cells
+        cell.source for cell in read_notebook(name).cells
     )
     for used in (
         "chapter = load_chapter(HERE)",
