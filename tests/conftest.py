@@ -53,6 +53,20 @@ socket.socket.connect = _guarded_connect
 socket.socket.connect_ex = _guarded_connect_ex
 
 
+# The files that take longest, longest first (`--durations=0`, summed per file). With `-n 2
+# --dist loadfile --no-loadscope-reorder` (pyproject.toml) each file runs whole in one process,
+# and a process that is free takes the next file in this order: the long files start at once,
+# side by side, and the short ones fill in after them, so both processes end about together.
+LONGEST_FIRST = ["test_web.py", "test_notebooks.py", "test_robustness.py", "test_stages.py",
+                 "test_offline_repl.py", "test_chapters.py", "test_lessons.py",
+                 "test_live_path.py"]
+
+
+def pytest_collection_modifyitems(items):
+    rank = {name: place for place, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: a file stays whole
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _sockets_stay_blocked():
     """The guard is installed at import time; this checks it is still there."""

@@ -32,7 +32,6 @@ from support import run_chapter
 ROOT = Path(__file__).resolve().parent.parent
 BUILD_SCRIPT = ROOT / "web" / "build.py"
 CHECK_SCRIPT = ROOT / "web" / "check_pages.py"
-CHROMIUM = Path("/usr/bin/chromium")
 CHAPTERS = sorted(
     folder.name for folder in ROOT.glob("s[0-9][0-9]_*") if (folder / "code.py").is_file()
 )
@@ -1139,15 +1138,17 @@ def server(site):
 @pytest.fixture(scope="session")
 def browser():
     """One headless Chromium for the whole session."""
-    if not CHROMIUM.exists():
+    if not Path(page_checker.CHROMIUM).exists():
+        missing = (f"neither {' nor '.join(page_checker.CHROMIUMS)} is here (apt-get install "
+                   f"chromium-headless-shell, or chromium)")
         if os.environ.get("REQUIRE_BROWSER") == "1":
-            pytest.fail(f"REQUIRE_BROWSER=1 but {CHROMIUM} is missing")
-        pytest.skip(f"{CHROMIUM} is missing (install Debian's chromium to run the browser tests)")
+            pytest.fail(f"REQUIRE_BROWSER=1 but {missing}")
+        pytest.skip(f"{missing}: the browser tests need one")
     from playwright.sync_api import sync_playwright
 
     playwright = sync_playwright().start()
     chromium = playwright.chromium.launch(
-        executable_path=str(CHROMIUM), headless=True, args=page_checker.CHROMIUM_ARGS
+        executable_path=page_checker.CHROMIUM, headless=True, args=page_checker.CHROMIUM_ARGS
     )
     yield chromium
     chromium.close()
