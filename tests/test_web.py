@@ -2,7 +2,8 @@
 
 The build records every chapter's run. Every test here shares one build (the `site` fixture),
 whose runs are forked from the warm runner, and one browser (`browser`), and most share one page
-(`visit`, blank again before each test); the repeatability test makes a second build. The accessibility checks (axe-core, web/check_pages.py) come last.
+(`visit`, blank again before each test); the repeatability test makes a second build. The
+accessibility checks (axe-core, web/check_pages.py) come last.
 """
 
 import difflib
