@@ -85,7 +85,7 @@ def fresh_module(path, name):
     """A new module object named `name`, run from the file at `path`: its own globals each time.
 
     The file is compiled once per content and process (Python caches no bytecode for a module
-    loaded this way when PYTHONDONTWRITEBYTECODE is set, and a chapter takes ~15 ms to compile);
+    loaded this way when PYTHONDONTWRITEBYTECODE is set, and a chapter takes 10-20 ms to compile);
     a changed file is compiled again.
     """
     path = Path(path).resolve()

@@ -79,7 +79,7 @@ def notebook_path(name):
 
 def read_notebook(name):
     """The committed notebook. nbformat is imported here rather than at the top: through
-    jsonschema it takes about 3 s, which every test process would pay just to collect."""
+    jsonschema it takes over a second, which every test process would pay just to collect."""
     import nbformat
 
     return nbformat.read(notebook_path(name), as_version=4)

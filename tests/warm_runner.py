@@ -18,7 +18,7 @@ import tempfile
 import traceback
 import types
 
-_compiled = {}  # (script, source) -> code object, or None where it does not compile
+_compiled = {}  # (script, source) -> code object
 
 
 def compiled(script):
