@@ -1023,7 +1023,10 @@ def run_bash(command, workdir):
             kept, cut = kept + chunk[:room], cut + len(chunk[room:])
         process.wait(timeout=max(deadline - time.monotonic(), 0.1))
     except BaseException as stop:  # a timeout, or Ctrl-C: stop the whole group
-        os.killpg(process.pid, signal.SIGKILL)
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:  # gone: a Ctrl-C as it started, before its own group
+            pass
         process.wait()
         if isinstance(stop, subprocess.TimeoutExpired):
             raise ToolError(f"The command timed out after {BASH_TIMEOUT} seconds "

@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 
 import anthropic
@@ -364,22 +365,34 @@ def test_ctrl_c_inside_a_tool_still_gives_every_tool_use_a_result(
 
 
 def test_a_real_sigint_during_a_command_stops_its_whole_process_group(chapter, tmp_path):
-    # The command sends SIGINT to this very process (as a Ctrl-C in the terminal
-    # would), then waits. Coming back well before the sleep ends shows that the
-    # command's process group was stopped rather than waited for.
-    calls = [tool_use("toolu_1", "bash", {"command": "kill -INT $PPID; sleep 5"}),
+    # Once the command runs (it has written `started`), a SIGINT reaches this process, as a
+    # Ctrl-C in the terminal would; then the command waits. Coming back well before the sleep
+    # ends shows that the command's process group was stopped rather than waited for. The signal
+    # goes to the main thread itself: sent to the process, it may land on another thread of the
+    # test process (a chapter run alone has no other), which wakes nothing until the sleep ends.
+    assert threading.current_thread() is threading.main_thread()
+    calls = [tool_use("toolu_1", "bash", {"command": "touch started; sleep 5"}),
              tool_use("toolu_2", "bash", {"command": "touch later"})]
     session = new_session(chapter, FakeClient(reply(*calls)), tmp_path)
 
+    def press_ctrl_c():
+        deadline = time.monotonic() + 10
+        while not (tmp_path / "started").exists() and time.monotonic() < deadline:
+            time.sleep(0.01)  # waits for the file, not for a time
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
     started = time.monotonic()
     with ctrl_c_delivered():
+        presser = threading.Thread(target=press_ctrl_c)
+        presser.start()
         assert chapter.run_turn(session, "go") is False
+        presser.join()
     assert time.monotonic() - started < 4
 
     assert session.messages == [user(text("go")), assistant(*calls),
                                 user(result("toolu_1", INTERRUPTED, is_error=True),
                                      result("toolu_2", INTERRUPTED, is_error=True))]
-    assert sorted(os.listdir(tmp_path)) == []
+    assert sorted(os.listdir(tmp_path)) == ["started"]
 
 
 def test_a_sigint_while_popen_starts_the_child_still_stops_it(chapter, tmp_path, monkeypatch):
@@ -404,6 +417,29 @@ def test_a_sigint_while_popen_starts_the_child_still_stops_it(chapter, tmp_path,
                                 user(result("toolu_1", INTERRUPTED, is_error=True))]
     with pytest.raises(ChildProcessError):  # stopped and reaped: no child of this process now
         os.waitpid(started[0], os.WNOHANG)
+
+
+def test_a_ctrl_c_that_stopped_the_child_before_the_harness_could_is_still_an_interruption(
+        chapter, tmp_path, monkeypatch):
+    # The terminal's Ctrl-C can reach the child too, as it starts, before it has a group of its
+    # own: by the time the harness stops the group, there is none. (Here the child is stopped and
+    # reaped inside Popen(), then the Ctrl-C comes.) It is still [Interrupted.], not a tool error.
+    class StoppedPopen(subprocess.Popen):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.kill()
+            self.wait()
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(subprocess, "Popen", StoppedPopen)
+    calls = [tool_use("toolu_1", "bash", {"command": "sleep 5"})]
+    session = new_session(chapter, FakeClient(reply(*calls)), tmp_path)
+
+    with ctrl_c_delivered():
+        assert chapter.run_turn(session, "go") is False
+
+    assert session.messages == [user(text("go")), assistant(*calls),
+                                user(result("toolu_1", INTERRUPTED, is_error=True))]
 
 
 def test_ctrl_c_during_the_first_model_call_rolls_back(chapter, tmp_path, capsys):

@@ -21,6 +21,7 @@ import support
 from support import (
     FakeClient,
     assistant,
+    ctrl_c_delivered,
     load_chapter,
     new_session,
     read_trace,
@@ -635,6 +636,32 @@ def test_a_timed_out_command_hook_leaves_nothing_running(chapter, tmp_path):
     finally:
         if _alive(child):
             os.kill(child, signal.SIGKILL)  # the one process this test started, by its id
+
+
+def test_a_ctrl_c_that_stopped_a_command_hook_before_the_harness_could_is_a_ctrl_c(
+        chapter, tmp_path, monkeypatch):
+    # As in run_bash: the terminal's Ctrl-C can reach the hook's process as it starts, before it
+    # has a group of its own (here it is stopped and reaped inside Popen(), and the Ctrl-C comes
+    # as the hook waits for it). The hook ends as a Ctrl-C, not as a ProcessLookupError from
+    # stopping a group that is not there.
+    signalled = []
+
+    class StoppedPopen(subprocess.Popen):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.kill()
+            self.wait()
+
+        def communicate(self, *args, **kwargs):
+            if not signalled:
+                signalled.append(True)
+                os.kill(os.getpid(), signal.SIGINT)
+            return super().communicate(*args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", StoppedPopen)
+    hook = chapter.command_hook("sleep 5")
+    with ctrl_c_delivered(), pytest.raises(KeyboardInterrupt):
+        hook({"hook_event_name": "Stop", "cwd": str(tmp_path)})
 
 
 # ---- bad hook settings ---------------------------------------------------------
