@@ -21,7 +21,6 @@ import re
 import subprocess
 import sys
 from html import escape
-from pathlib import Path
 
 from course.chapters import CHAPTERS, ROOT
 
