@@ -392,10 +392,10 @@ def run_many(jobs, launch=subprocess_launch, api=None, seed=None):
 
 def knock_on(results):
     """Each failure that may follow from an earlier one (Check.follows) says so."""
-    failed = {check.name for check, failure in results if failure}
+    failed = {check.name: failure for check, failure in results if failure}
     marked = []
-    for check, failure in results:
-        earlier = [name for name in check.follows if name in failed]
+    for check, failure in results:  # (the same message twice is one cause, not a knock-on)
+        earlier = [name for name in check.follows if failed.get(name) not in (None, failure)]
         if failure and earlier:
             failure += (f" This may follow from {earlier[0]}, which failed on the same "
                         "exchange: fix that first.")

@@ -188,7 +188,7 @@ def outside(root, draw):
 
 FILES = Exchange("files", "Read, write, edit, find (<<prompt>>).", [
     [use("read", "read_file", path="<<notes>>.md"),
-     use("write", "write_file", path="docs/<<new>>.txt", content="<<made>>\n"),
+     use("write", "write_file", path="<<folder>>/<<new>>.txt", content="<<made>>\n"),
      use("edit", "edit_file", path="<<notes>>.md", old_string="<<beta>>",
          new_string="<<gamma>>"),
      use("glob", "glob", pattern="*.md"),
@@ -248,7 +248,7 @@ def _(run):
 @check("s02", "write_file", FILES, "write_file writes the whole file, making its folders")
 def _(run):
     run.ok(1, "write")
-    path, expected = run.v("docs/<<new>>.txt"), run.v("<<made>>\n")
+    path, expected = run.v("<<folder>>/<<new>>.txt"), run.v("<<made>>\n")
     if run.file(path) != expected:
         raise Fail(f"After {run.call(1, 'write')}, {path} holds {run.file(path)!r}; it should "
                    f"hold {expected!r}.")
@@ -282,7 +282,7 @@ def _(run):
        "cross a folder")
 def _(run):
     found = run.ok(1, "glob", "<<notes>>.md")
-    for wrong in (run.v("docs/<<new>>.txt"), run.v("docs/<<deep>>.md")):
+    for wrong in (run.v("<<folder>>/<<new>>.txt"), run.v("docs/<<deep>>.md")):
         if wrong in found:
             raise Fail(f"glob {{\"pattern\": \"*.md\"}} returned {cut(found)!r}; {wrong} does "
                        "not match *.md, whose * does not cross a folder (request 2).")
