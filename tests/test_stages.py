@@ -192,8 +192,12 @@ def test_the_report_has_one_line_per_check_and_says_what_to_build_next():
 
 def test_json_gives_each_check_and_the_exit_status_says_whether_all_pass(monkeypatch, capsys):
     monkeypatch.setattr(course.stages, "subprocess_launch", warm_launch)
-    assert main(["s02", str(ROOT / "build" / "agent.py"), "--only", "--json"]) == 1
+    assert main(["s02", str(ROOT / "build" / "agent.py"), "--only", "--json", "--seed", "7"]) == 1
     said = json.loads(capsys.readouterr().out)
+    assert said["seed"] == 7
+    assert said["checks"][-1]["message"].startswith(
+        "Your program sent 1 request; it should have sent request 5, with the results of the "
+        "tool calls in reply 4. It exited with status 1; its stderr ends: ")
     assert [(c["name"], c["passed"]) for c in said["checks"]] == [
         (check.name, False) for check in CHECKS if check.stage == "s02"]
     assert (said["stage"], said["passed"]) == ("s02", False)

@@ -28,13 +28,9 @@ CHECKS = []
 def check(stage, name, exchange, title, follows=()):
     def register(judge):
         CHECKS.append(Check(stage, f"{stage}.{name}", exchange, title, judge,
-                            tuple(f"{stage_of(n)}.{n}" for n in follows)))
+                            tuple(n if "." in n else f"{stage}.{n}" for n in follows)))
         return judge
     return register
-
-
-def stage_of(name):
-    return next(c.stage for c in CHECKS if c.name.endswith(f".{name}"))
 
 
 def text(words):
@@ -236,7 +232,7 @@ def _(run):
 
 
 @check("s02", "read_file", FILES, "read_file returns the file's lines; offset (from 1) and "
-       "limit choose some")
+       "limit choose some", follows=["edit_file"])  # the part read is the edited line
 def _(run):
     run.ok(1, "read", "<<alpha>>", "<<beta>>")
     part = run.ok(2, "part", "<<gamma>>")
@@ -701,7 +697,7 @@ def reminders(run, reply):
 
 
 @check("s05", "reminder_after_results", TODOS, "the reminder is a text block after the tool "
-       "results, in their user turn")
+       "results, in their user turn", follows=["valid_list"])
 def _(run):
     places = reminders(run, REMINDED)
     if places != ["after"]:
@@ -712,7 +708,7 @@ def _(run):
 
 
 @check("s05", "reminder_count", TODOS, "the reminder comes after three tool rounds without a "
-       "successful todo_write; only a success resets the count")
+       "successful todo_write; only a success resets the count", follows=["valid_list"])
 def _(run):
     early = [reply for reply in range(1, 8) if reply != REMINDED and reminders(run, reply)]
     if early:
