@@ -289,7 +289,7 @@ FIRST_LINES = {  # the first line the checker prints under the failing check (se
     's06.ask_user_question':
     'The result of ask_user_question {"questions": [{"question": "Which database?", "header":',
     's01.bash_output:canned':
-    'The result of bash {"command": "echo shout-njglkl | tr a-z A-Z"} is \'shout-njglkl [exit',
+    'The result of bash {"command": "echo shout-njglkl | tr a-z A-Z"} is \'[exit code 0]\'; it',
     's01.first_request:model':
     "Request 1 names the model 'claude-sonnet-5-5'; it should name 'model-nequgj', the value of",
     's01.first_request:crash':

@@ -6,8 +6,9 @@ first line of the message.
     (label: the check, or check:variant when a check has several; the mistake in words; old
      text of good.py; new text; the checks of that exchange that fail)
 
-Among them, the eleven wrong agents of issue 39 (each passed all six stages of the checker as
-it was): ISSUE_39 names them.
+Among them, the eleven wrong agents of issue 39, which the checker passed before its values
+were drawn for each run (the canned one its s01; the ten others all six stages): ISSUE_39
+names them.
 """
 
 MISTAKES = [
@@ -140,12 +141,14 @@ MISTAKES = [
      "            pass",
      ["s06.ask_user_question"]),
     # ---- issue 39: the rules the checker had no exchange for, and its eleven wrong agents ----
-    ("s01.bash_output:canned", "bash never runs a shell: echo's words come back as they are",
+    ("s01.bash_output:canned", "bash never runs a shell: it knows the outputs of the three "
+     "commands the checker's s01 sent before its values were drawn",
      "    run = subprocess.run(command, shell=True, cwd=WORKDIR, capture_output=True, text=True,\n"
      "                         timeout=60)\n"
      '    return f"{run.stdout}{run.stderr}[exit code {run.returncode}]"',
-     '    words = command.removeprefix("echo ").split(" |")[0].split(" >")[0]\n'
-     '    return f"{words}\\n[exit code 0]"',
+     '    return {"echo hello-from-bash": "hello-from-bash\\n[exit code 0]",\n'
+     '            "echo broken >&2; exit 37": "broken\\n[exit code 37]",\n'
+     '            "echo again": "again\\n[exit code 0]"}.get(command, "[exit code 0]")',
      ["s01.bash_output"]),
     ("s01.first_request:model", "the model is written in, not read from MODEL_ID",
      'MODEL = os.environ.get("MODEL_ID", "claude-sonnet-5-5")', 'MODEL = "claude-sonnet-5-5"',
@@ -231,7 +234,7 @@ MISTAKES = [
      ["s06.ask_user_question"]),
 ]
 
-# The eleven wrong agents of issue 39 (its first list): each passed all six stages before.
+# The eleven wrong agents of issue 39 (its first list), which the checker passed before.
 ISSUE_39 = ["s01.bash_output:canned", "s03.chains_ask", "s03.deny_spellings", "s03.deny_wins",
             "s04.stop_limit", "s04.matchers:ignored", "s04.matchers:substring",
             "s02.outside_paths:prefix", "s02.edit_once", "s02.glob:recursive",
