@@ -267,7 +267,7 @@ FIRST_LINES = {  # the first line the checker prints under the failing check (se
     's04.pre_tool_use_blocks':
     "The blocked call's result is 'Blocked by a PreToolUse hook.'; it should hold the hook's",
     's04.post_tool_use_output':
-    'The PostToolUse hook of bash printed {"context": "postnote-wrwuca"} after ls; the user',
+    'The PostToolUse hook of bash printed {"context": "postnote-nhfhud"} after ls; the user',
     's04.stop_hook':
     'After reply 8 ended the turn, the Stop hook exited 2; your program should have sent',
     's05.valid_list':
@@ -311,11 +311,15 @@ FIRST_LINES = {  # the first line the checker prints under the failing check (se
     's03.deny_read':
     'The call read_file {"path": "./private-edmrdc.txt"} got the result \'1 hidden-grwiby\'',
     's04.hook_before_question':
-    'write_file {"path": "asked-slsiit.txt", "content": "w\\n"} got the is_error result \'The',
+    'write_file {"path": "asked-dgwlys.txt", "content": "w\\n"} got the is_error result \'The',
     's04.matchers:ignored':
     'read_file {"path": "notes-erhcge.md"} got the is_error result \'Blocked by a PreToolUse',
     's04.matchers:substring':
     'read_file {"path": "notes-erhcge.md"} got the is_error result \'Blocked by a PreToolUse',
+    's04.hook_timeout':
+    'The PreToolUse hook of write_file (timeout 1) ran to its end, `sleep 4 && touch',
+    's03.deny_rule:bare':
+    'The call glob {"pattern": "*.md"} got the result \'notes-nhxzvf.md\' without is_error; the',
     's04.post_only_after_success':
     'A PostToolUse hook ran after bash {"command": "touch forbidden-mtztio.txt"}, which did not',
     's04.stop_limit':

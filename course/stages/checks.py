@@ -327,10 +327,11 @@ ASK_YES = Exchange("ask_yes", "Change some files (<<prompt>>).", [
          new_string="<<gamma>>"),
      use("touch", "bash", command="touch <<made>>.txt"),
      use("dot", "write_file", path="./<<secret>>.txt", content="s"),
-     use("absolute", "write_file", path="{root}/work/<<secret>>.txt", content="s")],
+     use("absolute", "write_file", path="{root}/work/<<secret>>.txt", content="s"),
+     use("globbed", "glob", pattern="*.md")],
     [text("Changed.")],
 ], stdin=YES, files={**NOTES, ".agent/settings.json": json.dumps(
-    {"permissions": {"deny": ["write_file(<<secret>>.txt)"]}})})
+    {"permissions": {"deny": ["write_file(<<secret>>.txt)", "glob"]}})})
 
 
 @check("s03", "yes_runs", ASK_YES, "y to the question runs the call")
@@ -354,6 +355,7 @@ def _(run):
        "without asking")
 def _(run):
     run.refused(1, "secret", 'the rule "write_file(<<secret>>.txt)" denies it')
+    run.refused(1, "globbed", 'the rule "glob", a tool name alone, denies every call of glob')
     if run.file("<<secret>>.txt") is not None:
         raise Fail(run.v("<<secret>>.txt was written; the deny rule write_file(<<secret>>.txt) "
                          "forbids it."))
@@ -477,6 +479,7 @@ HOOKS = {"hooks": {
          "echo >> .agent/pre.jsonl; if grep -q <<forbidden>> .agent/event.json; "
          "then echo '<<prehook>>' >&2; exit 2; fi"},
         {"matcher": "file", "command": "echo '<<wrongmatch>>' >&2; exit 2"},
+        {"matcher": "write_file", "timeout": 1, "command": "sleep 4 && touch .agent/<<late>>"},
         {"command": log("all.jsonl")},
     ],
     "PostToolUse": [
@@ -547,6 +550,16 @@ def _(run):
                    "hook, which runs before the question, so the touch must not ask.")
     if run.file("<<asked>>.txt") is None:
         raise Fail(run.v("<<asked>>.txt was not written after y."))
+
+
+@check("s04", "hook_timeout", HOOKED, "a hook still running after its timeout (in seconds) "
+       "is stopped, and the call goes on", follows=["hook_before_question"])
+def _(run):
+    if run.file(".agent/<<late>>") is not None:
+        raise Fail(run.v("The PreToolUse hook of write_file (timeout 1) ran to its end, "
+                         "`sleep 4 && touch .agent/<<late>>`; after 1 second it should have "
+                         "been stopped."))
+    run.ok(1, "write")
 
 
 @check("s04", "matchers", HOOKED, "a matcher is a regular expression matched against the "

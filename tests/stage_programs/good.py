@@ -192,8 +192,11 @@ def run_hooks(event, **details):
                                           tool_name):
             continue
         payload = json.dumps({"hook_event_name": event, "cwd": str(WORKDIR), **details})
-        run = subprocess.run(entry["command"], shell=True, cwd=WORKDIR, input=payload,
-                             capture_output=True, text=True, timeout=entry.get("timeout", 10))
+        try:
+            run = subprocess.run(entry["command"], shell=True, cwd=WORKDIR, input=payload,
+                                 capture_output=True, text=True, timeout=entry.get("timeout", 10))
+        except subprocess.TimeoutExpired:  # stopped: a hook that failed, which decides nothing
+            continue
         if run.returncode == 2:
             return True, run.stderr.strip()
         if run.returncode == 0 and run.stdout.strip():
