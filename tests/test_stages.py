@@ -9,6 +9,7 @@ of tests/stage_programs/mistakes.py against the exchange of the check it must fa
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,13 +18,14 @@ import pytest
 
 import course.stages
 from course import CHAPTERS, ROOT
-from course.stages import Check, command, main, report, run_many, selected, wrap
-from course.stages.checks import CHECKS
-from stage_programs.mistakes import MISTAKES
+from course.stages import Check, Draw, command, main, report, run_many, selected, wrap
+from course.stages.checks import CHECKS, LOOP
+from stage_programs.mistakes import ISSUE_39, MISTAKES
 from support import shared_runner
 
 PROGRAMS = Path(__file__).resolve().parent / "stage_programs"
 GOOD = (PROGRAMS / "good.py").read_text()
+SEED = 39  # the tests' run draws its values from this seed, so that the messages are pinned
 
 
 def warm_launch(path, args, stdin, cwd, env, timeout):
@@ -35,6 +37,25 @@ def warm_launch(path, args, stdin, cwd, env, timeout):
     except TimeoutError:
         return None, "", ""
     return done.returncode, done.stdout, done.stderr
+
+
+BASH_RUNS = ("    run = subprocess.run(command, shell=True, cwd=WORKDIR, capture_output=True, "
+             "text=True,\n                         timeout=60)\n"
+             '    return f"{run.stdout}{run.stderr}[exit code {run.returncode}]"')
+
+
+def replayed_outputs(seed):
+    """bash for a program that replays, in order, what the shell said in the run of `seed`."""
+    draw = Draw(seed, LOOP.name)
+    draw.fill_json([LOOP.files, LOOP.replies, LOOP.prompt])  # the values, in the run's order
+    outputs = [draw.fill("<<shout>>").upper() + "\n[exit code 0]",
+               draw.fill("<<broken>>\n[exit code <<n_code>>]"),
+               draw.fill("<<content>>\n[exit code 0]")]
+    return f"    return {outputs!r}[2 * (len(messages) // 2 - 1) + ('exit' in command)]"
+
+
+def checked_by(label):
+    return label.split(":")[0]
 
 
 def failures(results):
@@ -50,13 +71,16 @@ def checked(tmp_path_factory):
         jobs[chapter] = (ROOT / chapter / "code.py", selected(chapter[:3]))
     jobs["build"] = (ROOT / "build" / "agent.py", selected("s02"))
     jobs["good"] = (PROGRAMS / "good.py", selected("s06"))
-    for name, _, old, new, _ in MISTAKES:
-        assert GOOD.count(old) == 1, name  # each mistake edits one place of good.py
-        program = folder / f"{name}.py"
+    for label, _, old, new, _ in MISTAKES:
+        assert GOOD.count(old) == 1, label  # each mistake edits one place of good.py
+        program = folder / f"{label.replace(':', '-')}.py"
         program.write_text(GOOD.replace(old, new))
-        exchange = next(check.exchange for check in CHECKS if check.name == name)
-        jobs[name] = (program, [check for check in CHECKS if check.exchange is exchange])
-    results = run_many(list(jobs.values()), launch=warm_launch)
+        exchange = next(check.exchange for check in CHECKS if check.name == checked_by(label))
+        jobs[label] = (program, [check for check in CHECKS if check.exchange is exchange])
+    replay = folder / "replay.py"
+    replay.write_text(GOOD.replace(BASH_RUNS, replayed_outputs(SEED + 1)))
+    jobs["replay"] = (replay, selected("s01"))
+    results = run_many(list(jobs.values()), launch=warm_launch, seed=SEED)
     return {label: failures(result) for label, result in zip(jobs, results, strict=True)}
 
 
@@ -77,14 +101,49 @@ def test_build_agent_passes_s01_and_fails_s02_saying_what_to_build(checked):
 
 
 def test_every_check_has_a_mistake_that_fails_it():
-    assert sorted(name for name, *_ in MISTAKES) == sorted(check.name for check in CHECKS)
+    assert sorted({checked_by(label) for label, *_ in MISTAKES}) == sorted(
+        check.name for check in CHECKS)
+    assert len({label for label, *_ in MISTAKES}) == len(MISTAKES)
+    assert set(ISSUE_39) <= {label for label, *_ in MISTAKES} and len(set(ISSUE_39)) == 11
 
 
 @pytest.mark.parametrize("mistake", MISTAKES, ids=[mistake[0] for mistake in MISTAKES])
 def test_a_learners_mistake_fails_its_check(checked, mistake):
-    name, _, _, _, failing = mistake
-    assert sorted(checked[name]) == sorted(failing)
-    assert wrap(checked[name][name])[0] == FIRST_LINES[name]
+    label, _, _, _, failing = mistake
+    assert sorted(checked[label]) == sorted(failing)
+    assert wrap(checked[label][checked_by(label)])[0] == FIRST_LINES[label]
+
+
+def test_a_program_that_replays_the_outputs_of_another_run_fails_s01(checked):
+    assert sorted(checked["replay"]) == ["s01.bash_output"]
+
+
+def test_a_crash_before_the_first_request_says_so_in_every_check(checked):
+    said = checked["s01.first_request:crash"]
+    assert set(said.values()) == {
+        "Your program sent no request before it ended. It exited with status 1; its stderr "
+        "ends: agent: no settings found"}
+
+
+def test_a_knock_on_failure_names_the_check_it_may_follow_from(checked):
+    assert checked["s06.plan_refuses"]["s06.plan_approved"].endswith(
+        "This may follow from s06.plan_refuses, which failed on the same exchange: fix that "
+        "first.")
+
+
+def test_the_values_are_drawn_from_the_seed_and_the_seed_replays_them():
+    def drawn(seed):
+        draw = Draw(seed, "loop")
+        return draw.fill_json(LOOP.replies), draw.value("model")
+    assert drawn(5) == drawn(5)
+    assert drawn(5) != drawn(6)
+    (replies, model) = drawn(5)
+    commands = [block["input"]["command"] for reply in replies for block in reply
+                if block["type"] == "tool_use"]
+    assert [re.sub(r"-[a-z]{6}\b", "-xxxxxx", c) for c in commands] == [
+        "echo shout-xxxxxx | tr a-z A-Z", "echo broken-xxxxxx >&2; exit " + commands[1][-3:],
+        "cat data-xxxxxx.txt"]
+    assert "<<" not in json.dumps(replies) and model.startswith("model-")
 
 
 def test_the_command_of_a_stage():
@@ -111,7 +170,8 @@ def test_list_names_every_check_of_every_stage_in_order():
 def test_the_report_has_one_line_per_check_and_says_what_to_build_next():
     first, second = (Check(stage, f"{stage}.x", None, "does x", None) for stage in ("s01", "s02"))
     message = "Request 1 does not offer read_file; it should offer it. " * 2
-    assert report([(first, None), (second, message.strip())], "s02", "build/agent.py", 1.25) == (
+    assert report([(first, None), (second, message.strip())], "s02", "build/agent.py", 1.25,
+                  seed=123456) == (
         "s01 · s01_loop\n"
         "  ✓ s01.x: does x\n"
         "s02 · s02_tools\n"
@@ -119,7 +179,7 @@ def test_the_report_has_one_line_per_check_and_says_what_to_build_next():
         "      Request 1 does not offer read_file; it should offer it. Request 1 does not offer\n"
         "      read_file; it should offer it.\n"
         "\n"
-        "1 of 2 checks pass (1.2 s).\n"
+        "1 of 2 checks pass (1.2 s). Seed 123456: --seed 123456 replays this run.\n"
         'Next: build what s02 asks for: the contract is in s02_tools/README.md, section '
         '"Build it yourself".')
     assert report([(first, None)], "s01", "build/agent.py", 2).splitlines()[-1] == (
@@ -132,8 +192,12 @@ def test_the_report_has_one_line_per_check_and_says_what_to_build_next():
 
 def test_json_gives_each_check_and_the_exit_status_says_whether_all_pass(monkeypatch, capsys):
     monkeypatch.setattr(course.stages, "subprocess_launch", warm_launch)
-    assert main(["s02", str(ROOT / "build" / "agent.py"), "--only", "--json"]) == 1
+    assert main(["s02", str(ROOT / "build" / "agent.py"), "--only", "--json", "--seed", "7"]) == 1
     said = json.loads(capsys.readouterr().out)
+    assert said["seed"] == 7
+    assert said["checks"][-1]["message"].startswith(
+        "Your program sent 1 request; it should have sent request 5, with the results of the "
+        "tool calls in reply 4. It exited with status 1; its stderr ends: ")
     assert [(c["name"], c["passed"]) for c in said["checks"]] == [
         (check.name, False) for check in CHECKS if check.stage == "s02"]
     assert (said["stage"], said["passed"]) == ("s02", False)
@@ -157,55 +221,55 @@ def test_the_checker_needs_only_the_standard_library():
                 assert outside == [], path
 
 
-FIRST_LINES = {  # the first line the checker prints under the failing check
+FIRST_LINES = {  # the first line the checker prints under the failing check (seed SEED)
     's01.first_request':
     'Request 1 starts with {"role": "user", "content": "What files are here?"}; it should start',
     's01.tool_results':
-    "Reply 1 asked for the tool_use ids ['toolu_s01_a', 'toolu_s01_b']; the user turn of",
+    "Reply 1 asked for the tool_use ids ['toolu_yDsVoQU6yaTYvoNAORJy2eW9',",
     's01.bash_output':
-    'The result of bash {"command": "echo broken >&2; exit 37"} is \'\'; it should hold its',
+    'The result of bash {"command": "echo broken-kavtsx >&2; exit 190"} is \'\'; it should hold',
     's01.history':
     'Request 3 sends 3 message(s), starting [{"role": "user", "content": [{"type":',
     's01.failing_command':
-    'After reply 1 (whose second command exits 37), your program sent 0 more request(s) instead',
+    'After reply 1 (whose second command exits 190), your program sent 0 more request(s)',
     's01.final_text':
-    "Your program did not print 'FINAL-ANSWER-42' on stdout; the text of the last reply should",
+    "Your program did not print 'final-vhtpzm' on stdout; the text of the last reply should be",
     's02.tools_offered':
     "Request 1 offers read_file with the properties ['file_path', 'limit', 'offset']; it should",
     's02.read_file':
-    'The result of read_file {"path": "notes.md"} is \'1 beta\'; it should hold \'alpha\' (request',
+    'The result of read_file {"path": "notes-kzczpn.md"} is \'1 beta-arxilz\'; it should hold',
     's02.write_file':
-    'The call write_file {"path": "docs/new.txt", "content": "made by write_file\\n"} got an',
+    'The call write_file {"path": "folder-ycilkt/new-jszerc.txt", "content": "made-zmwxfe\\n"}',
     's02.edit_file':
-    "After edit_file beta -> gamma, notes.md holds 'gamma'; it should hold 'alpha\\ngamma\\n'.",
+    'After edit_file {"path": "notes-kzczpn.md", "old_string": "beta-arxilz", "new_string":',
     's02.glob':
-    'glob {"pattern": "*.md"} returned \'docs/new.txt notes.md\'; docs/new.txt does not match',
+    'glob {"pattern": "*.md"} returned \'docs/deep-awjasy.md every-efbmnx.txt',
     's02.outside_paths':
-    'The call write_file {"path": "link/x.txt", "content": "x"} got the result \'wrote',
+    'The call write_file {"path": "link/linked-dqdmrq.txt", "content": "x"} got the result',
     's02.bad_calls':
     'Your program sent 4 requests; it should have sent request 5, with the results of the tool',
     's03.yes_runs':
-    'The call write_file {"path": "a.txt", "content": "A\\n"} got an is_error result: \'The user',
+    'The call write_file {"path": "written-gjacwp.txt", "content": "A\\n"} got an is_error',
     's03.question_shows_call':
-    "Your program did not print 'a.txt' on stdout; a question must show the path, or the whole",
+    "Your program did not print 'written-gjacwp.txt' on stdout; a question must show the path,",
     's03.deny_rule':
-    'The call write_file {"path": "secret.txt", "content": "s"} got the result \'wrote',
+    'The call write_file {"path": "secret-ltazkz.txt", "content": "s"} got the result \'wrote',
     's03.no_refuses':
-    'The call write_file {"path": "b.txt", "content": "B\\n"} got the result \'wrote b.txt\'',
+    'The call write_file {"path": "refused-bxiwey.txt", "content": "B\\n"} got the result \'wrote',
     's03.eof_refuses':
-    'The call edit_file {"path": "notes.md", "old_string": "beta", "new_string": "gamma"} got',
+    'The call bash {"command": "rm kept-yijowz.txt"} got the result \'[exit code 0]\' without',
     's03.reads_run':
     'The call bash {"command": "ls"} got an is_error result: \'The user said no.\'. It should',
     's03.allow_rule':
-    'The call bash {"command": "touch allowed.txt"} got an is_error result: \'The user said',
+    'The call bash {"command": "touch allowed-rmdqpm.txt"} got an is_error result: \'The user',
     's04.hook_stdin':
-    'The PreToolUse hook got {"hook_event_name": "PreToolUse", "cwd": "<workdir>", "tool":',
+    'The PreToolUse hook of bash got [{"hook_event_name": "PreToolUse", "cwd": "<workdir>",',
     's04.pre_tool_use_blocks':
     "The blocked call's result is 'Blocked by a PreToolUse hook.'; it should hold the hook's",
     's04.post_tool_use_output':
-    'The PostToolUse hook printed {"context": "POST-NOTE-7"} after ls; the user turn of request',
+    'The PostToolUse hook of bash printed {"context": "postnote-nhfhud"} after ls; the user',
     's04.stop_hook':
-    'After reply 2 ended the turn, the Stop hook exited 2; your program should have sent',
+    'After reply 8 ended the turn, the Stop hook exited 2; your program should have sent',
     's05.valid_list':
     'The call todo_write {"todos": [{"content": "Read the notes", "status": "in_progress",',
     's05.invalid_list':
@@ -217,11 +281,57 @@ FIRST_LINES = {  # the first line the checker prints under the failing check
     's06.plan_tools':
     "With --plan, request 1 offers ['bash', 'read_file', 'write_file', 'edit_file', 'glob',",
     's06.plan_refuses':
-    'The call write_file {"path": "x.txt", "content": "x"} got the result \'wrote x.txt\' without',
+    'The call write_file {"path": "x-kpyucx.txt", "content": "x"} got the result \'wrote',
     's06.plan_approved':
     '.agent/plans/ holds []; after y it should hold one file with the plan.',
     's06.plan_rejected':
     "After n, .agent/plans/ holds ['plan.md']; a rejected plan is not saved.",
     's06.ask_user_question':
+    'The result of ask_user_question {"questions": [{"question": "Which database?", "header":',
+    's01.bash_output:canned':
+    'The result of bash {"command": "echo shout-njglkl | tr a-z A-Z"} is \'[exit code 0]\'; it',
+    's01.first_request:model':
+    "Request 1 names the model 'claude-sonnet-5-5'; it should name 'model-nequgj', the value of",
+    's01.first_request:crash':
+    'Your program sent no request before it ended. It exited with status 1; its stderr ends:',
+    's01.tool_results:swapped':
+    'The tool_result with the id toolu_yDsVoQU6yaTYvoNAORJy2eW9 holds the output of bash',
+    's02.outside_paths:prefix':
+    'The call write_file {"path": "../work-sibling-juuiao/near-jtdmqp.txt", "content": "x"} got',
+    's02.edit_once':
+    'The call edit_file {"path": "twice-jqoblo.txt", "old_string": "dup-figddm", "new_string":',
+    's02.glob:recursive':
+    'glob {"pattern": "*.md"} returned \'docs/deep-awjasy.md notes-kzczpn.md\';',
+    's03.chains_ask':
+    'The call bash {"command": "cat notes-feuvny.md && touch joined-ebcsry.txt"} got the result',
+    's03.deny_spellings':
+    'The call write_file {"path": "./secret-ltazkz.txt", "content": "s"} got the result \'wrote',
+    's03.deny_wins':
+    'The call bash {"command": "touch blocked-dtfrcj.txt"} got the result \'[exit code 0]\'',
+    's03.deny_read':
+    'The call read_file {"path": "./private-edmrdc.txt"} got the result \'1 hidden-grwiby\'',
+    's04.hook_before_question':
+    'write_file {"path": "asked-dgwlys.txt", "content": "w\\n"} got the is_error result \'The',
+    's04.matchers:ignored':
+    'read_file {"path": "notes-erhcge.md"} got the is_error result \'Blocked by a PreToolUse',
+    's04.matchers:substring':
+    'read_file {"path": "notes-erhcge.md"} got the is_error result \'Blocked by a PreToolUse',
+    's04.hook_timeout':
+    'The PreToolUse hook of write_file (timeout 1) ran to its end, `sleep 4 && touch',
+    's03.deny_rule:bare':
+    'The call glob {"pattern": "*.md"} got the result \'notes-nhxzvf.md\' without is_error; the',
+    's04.post_only_after_success':
+    'A PostToolUse hook ran after bash {"command": "touch forbidden-mtztio.txt"}, which did not',
+    's04.stop_limit':
+    'Your program sent 7 requests. The Stop hook exits 2 every time: after replies 2, 3 and 4',
+    's04.stop_hook:exit_0':
+    'Your program sent 10 requests; after reply 9 the Stop hook exited 0, which ends the turn,',
+    's05.valid_list:asks':
+    'The call todo_write {"todos": [{"content": "Read the notes", "status": "in_progress",',
+    's05.invalid_list:unknown_field':
+    'The call todo_write {"todos": [{"content": "A", "status": "pending", "priority": "high"}]}',
+    's05.reminder_after_results:own_turn':
+    "Request 5 holds ['user', 'user'] after its last assistant turn; it should hold one user",
+    's06.ask_user_question:one_pick':
     'The result of ask_user_question {"questions": [{"question": "Which database?", "header":',
 }

@@ -28,7 +28,7 @@ def main(stage="s06", program="s06_plan_mode/code.py"):
     said = json.loads(done.stdout)
     passed = sum(check["passed"] for check in said["checks"])
     print(f"{stage} against {program}: {passed} of {len(said['checks'])} checks pass, "
-          f"exit {done.returncode}")
+          f"exit {done.returncode} (seed {said['seed']})")
     print(f"wall {wall:.1f} s (the checker says {said['seconds']:.1f} s); "
           f"CPU {used.ru_utime + used.ru_stime:.1f} s over {os.cpu_count()} cores; "
           f"load average {os.getloadavg()[0]:.1f}")

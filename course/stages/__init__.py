@@ -4,6 +4,9 @@
 
 Each check is a scripted exchange (course/stages/checks.py): a prompt, the Messages a loopback
 API answers with (course/api.py), the lines typed on stdin, the files the workdir starts with.
+The commands, tokens, file names, tool_use ids and the model's name in them are drawn fresh for
+each run from a seed (`<<name>>` in an exchange is a drawn value; the report prints the seed, and
+`--seed N` replays it): only a program that really runs the tools can pass.
 The program at PATH runs as a learner runs it, `python PATH PROMPT`, in a fresh workdir, with
 ANTHROPIC_BASE_URL pointing at the loopback API. The checks judge only what it sent (the
 requests), what it left (the workdir's files) and, where a check is about it, what it printed.
@@ -18,6 +21,9 @@ It needs only the chapters' own install: the standard library, and the SDK in th
 import itertools
 import json
 import os
+import random
+import re
+import secrets
 import shutil
 import signal
 import subprocess
@@ -32,7 +38,6 @@ from course.chapters import CHAPTERS
 
 LESSONS = {name[:3]: name for name in CHAPTERS}  # "s03": "s03_permissions", whose lesson says
 STAGES = tuple(LESSONS)
-MODEL = "stage-model"
 KEY = "sk-ant-stage-checker-not-a-key"
 TIMEOUT = 30  # seconds one exchange may take
 WORKERS = 4  # exchanges side by side (each mostly waits for `import anthropic`)
@@ -48,13 +53,48 @@ class Fail(Exception):
     """A check that does not pass: one or two sentences, then what shows it."""
 
 
+PLACEHOLDER = re.compile(r"<<(\w+)>>")
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+ID_LETTERS = LETTERS + LETTERS.upper() + "0123456789"
+
+
+class Draw:
+    """The values one exchange draws from the run's seed: the same seed, the same values.
+
+    `<<name>>` is a word, name-xxxxxx (six random letters: no digit, so a drawn number is never
+    found inside a word); `<<n_name>>` a number from 100 to 199 (an exit code); `<<id_name>>` a
+    tool_use id, toolu_ and 24 letters and digits; `<<model>>` the model's name."""
+
+    def __init__(self, seed, exchange_name):
+        self.random = random.Random(f"{seed}/{exchange_name}")
+        self.values = {}
+
+    def value(self, name):
+        if name not in self.values:
+            letters = "".join(self.random.choices(LETTERS, k=6))
+            if name.startswith("n_"):
+                self.values[name] = str(self.random.randint(100, 199))
+            elif name.startswith("id_"):
+                self.values[name] = "toolu_" + "".join(self.random.choices(ID_LETTERS, k=24))
+            else:
+                self.values[name] = f"{name.replace('_', '-')}-{letters}"
+        return self.values[name]
+
+    def fill(self, text):
+        """The text with every <<name>> replaced by its value."""
+        return PLACEHOLDER.sub(lambda match: self.value(match[1]), text)
+
+    def fill_json(self, value):
+        return json.loads(self.fill(json.dumps(value)))
+
+
 class Exchange:
     """One scripted exchange: what the program is given, and the Messages it gets back.
 
     replies: one list of content blocks per request, in order (stop_reason follows: tool_use
     when a reply has a tool_use block). "{root}" in a reply is the folder that holds the
-    workdir ("{root}/work"). files: {path: text} in the workdir at the start; setup(root) may
-    add more (a symlink, a file outside)."""
+    workdir ("{root}/work"). files: {path: text} in the workdir at the start; setup(root, draw)
+    may add more (a symlink, a file outside). Every string may hold <<name>>s (Draw)."""
 
     def __init__(self, name, prompt, replies, stdin="", files=None, args=(), setup=None):
         self.name, self.prompt, self.replies = name, prompt, replies
@@ -62,18 +102,31 @@ class Exchange:
 
 
 class Check:
-    def __init__(self, stage, name, exchange, title, judge):
+    """follows: the names of checks of the same exchange whose failure may cause this one's."""
+
+    def __init__(self, stage, name, exchange, title, judge, follows=()):
         self.stage, self.name, self.exchange, self.title, self.judge = (
             stage, name, exchange, title, judge)
+        self.follows = follows
 
 
 class Outcome:
     """What one exchange left: the requests, the workdir, the output, the exit status."""
 
-    def __init__(self, exchange, root, requests, returncode, stdout, stderr):
-        self.exchange, self.root, self.workdir = exchange, root, root / "work"
+    def __init__(self, exchange, draw, root, requests, returncode, stdout, stderr):
+        self.exchange, self.draw, self.root, self.workdir = exchange, draw, root, root / "work"
+        self.replies = draw.fill_json(exchange.replies)  # as sent, "{root}" left as it is
+        self.prompt = draw.fill(exchange.prompt)
         self.requests = requests  # the JSON bodies, in order
         self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+    def v(self, text):
+        """The text with its <<name>>s filled in: v("<<notes>>.md") -> "notes-qwerty.md"."""
+        return self.draw.fill(text)
+
+    def id(self, key):
+        """The tool_use id drawn for the key that the script's use() gave it."""
+        return self.draw.value(f"id_{key}")
 
     # ---- what the checks ask, each raising Fail with the evidence when it cannot answer ----
 
@@ -87,63 +140,82 @@ class Outcome:
                    f"{number - 1}. {self.ending()}")
 
     def ending(self):
-        """How the run ended, in a few words: the last line it printed, or the timeout."""
+        """How the run ended, in a few words: the timeout, or the exit status and the last
+        lines of stderr (of stdout when stderr is empty)."""
         if self.returncode is None:
             return f"It was still running after {TIMEOUT} s (does it wait for input?)."
-        said = (self.stderr.strip() or self.stdout.strip()).splitlines()[-1:] or ["nothing"]
+        if self.returncode != 0 and self.stderr.strip():
+            last = " / ".join(line.strip() for line in self.stderr.strip().splitlines()[-3:])
+            return f"It exited with status {self.returncode}; its stderr ends: {cut(last)}"
+        said = self.stdout.strip().splitlines()[-1:] or ["nothing"]
         return f"It exited with status {self.returncode}; its last line: {cut(said[0])}"
 
-    def turn_after(self, reply):
-        """The user turn that answers reply `reply` (1 = the first): the last message of the
-        next request, as a list of blocks."""
-        body = self.request(reply + 1)
-        messages = body.get("messages") or [{}]
-        last = messages[-1]
-        if last.get("role") != "user":
-            raise Fail(f"Request {reply + 1} ends with a {last.get('role')!r} message; it "
-                       f"should end with the user turn that answers reply {reply}.")
-        return blocks(last.get("content"))
+    def no_request(self):
+        """The message of every check when the program sent no request at all."""
+        if self.returncode is None:
+            return (f"Your program sent no request: it was still running after {TIMEOUT} s "
+                    "(does it wait for input?).")
+        return f"Your program sent no request before it ended. {self.ending()}"
 
-    def result(self, reply, tool_id):
-        """(text, is_error) of the tool_result for `tool_id` in the turn after `reply`."""
+    def turn_after(self, reply):
+        """The user turn that answers reply `reply` (1 = the first): what follows that reply
+        in the next request, which must be one user message, as a list of blocks."""
+        number = reply + 1
+        messages = self.request(number).get("messages") or [{}]
+        roles = [message.get("role") for message in messages]
+        answers = len(roles) - 1 - roles[::-1].index("assistant") if "assistant" in roles else 0
+        after = messages[answers + 1:] if "assistant" in roles else messages
+        if [message.get("role") for message in after] != ["user"]:
+            raise Fail(f"Request {number} holds {[m.get('role') for m in after]} after its "
+                       f"last assistant turn; it should hold one user turn that answers reply "
+                       f"{reply}, with the results and any text after them. "
+                       f"{cut(json.dumps(after), 200)}")
+        return blocks(after[0].get("content"))
+
+    def result(self, reply, key):
+        """(text, is_error) of the tool_result for the call `key` in the turn after `reply`."""
         turn = self.turn_after(reply)
+        tool_id = self.id(key)
         found = [block for block in turn
                  if block.get("type") == "tool_result" and block.get("tool_use_id") == tool_id]
         if len(found) != 1:
+            ids = [block.get("tool_use_id") for block in turn if block.get("type") ==
+                   "tool_result"]
             raise Fail(f"The user turn of request {reply + 1} has {len(found)} tool_result(s) "
-                       f"for {tool_id}; each tool_use needs exactly one, with its id. "
-                       f"That turn: {cut(json.dumps(turn))}")
+                       f"with the tool_use_id {tool_id} of {self.call(reply, key)}; each "
+                       f"tool_use needs exactly one, with its id. The turn answers the ids "
+                       f"{ids}.")
         return block_text(found[0].get("content")), bool(found[0].get("is_error"))
 
-    def ok(self, reply, tool_id, *must_hold):
-        """The result of tool_id is no error and holds each string of must_hold."""
-        text, is_error = self.result(reply, tool_id)
-        call = self.call(reply, tool_id)
+    def ok(self, reply, key, *must_hold):
+        """The result of the call `key` is no error and holds each string of must_hold."""
+        text, is_error = self.result(reply, key)
+        call = self.call(reply, key)
         if is_error:
             raise Fail(f"The call {call} got an is_error result: {cut(text)!r}. It should have "
                        f"run (request {reply + 1}).")
-        for part in must_hold:
+        for part in map(self.v, must_hold):
             if part not in text:
                 raise Fail(f"The result of {call} is {cut(text)!r}; it should hold {part!r} "
                            f"(request {reply + 1}).")
         return text
 
-    def refused(self, reply, tool_id, why):
-        """The result of tool_id is an is_error result."""
-        text, is_error = self.result(reply, tool_id)
+    def refused(self, reply, key, why):
+        """The result of the call `key` is an is_error result."""
+        text, is_error = self.result(reply, key)
         if not is_error:
-            raise Fail(f"The call {self.call(reply, tool_id)} got the result {cut(text)!r} "
-                       f"without is_error; {why}, so it should get an is_error result "
+            raise Fail(f"The call {self.call(reply, key)} got the result {cut(text)!r} "
+                       f"without is_error; {self.v(why)}, so it should get an is_error result "
                        f"(request {reply + 1}).")
         return text
 
-    def call(self, reply, tool_id):
+    def call(self, reply, key):
         """A tool_use of the script, shown: bash {"command": "ls"}."""
-        for block in self.exchange.replies[reply - 1]:
-            if block.get("id") == tool_id:
+        for block in self.replies[reply - 1]:
+            if block.get("id") == self.id(key):
                 shown = json.dumps(block["input"]).replace("{root}", "<workdir>/..")
                 return f"{block['name']} {cut(shown, 80)}"
-        raise KeyError(tool_id)
+        raise KeyError(key)
 
     def tools(self, number):
         """The names of the tools offered in request `number`."""
@@ -151,11 +223,11 @@ class Outcome:
 
     def file(self, path):
         """The text of a file in the workdir (or relative to the root: "../x"), or None."""
-        target = self.workdir / path
+        target = self.workdir / self.v(path)
         return target.read_text(encoding="utf-8", errors="replace") if target.is_file() else None
 
     def printed(self, *parts, why):
-        for part in parts:
+        for part in map(self.v, parts):
             if part not in self.stdout:
                 raise Fail(f"Your program did not print {part!r} on stdout; {why}. "
                            f"{self.ending()}")
@@ -187,10 +259,10 @@ def cut(text, limit=160):
 
 # ---- running the exchanges ----
 
-def environment(url):
+def environment(url, model):
     """The program's environment: this one without ANTHROPIC_*, pointed at the loopback API."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
-    env.update(ANTHROPIC_BASE_URL=url, ANTHROPIC_API_KEY=KEY, MODEL_ID=MODEL,
+    env.update(ANTHROPIC_BASE_URL=url, ANTHROPIC_API_KEY=KEY, MODEL_ID=model,
                PYTHON_DOTENV_DISABLED="1",  # a .env must not point the program elsewhere
                PYTHONIOENCODING="utf-8")
     return env
@@ -231,27 +303,32 @@ def reply_message(content, root):
     return message(*content, stop_reason="tool_use" if has_tool else "end_turn")
 
 
-def run_exchange(api, exchange, path, launch, number):
+def run_exchange(api, exchange, path, launch, number, seed):
+    draw = Draw(seed, exchange.name)
     root = Path(tempfile.mkdtemp(prefix=f"stage-{exchange.name}-")).resolve()
     workdir = root / "work"
     workdir.mkdir()
     for name, text in exchange.files.items():
-        (workdir / name).parent.mkdir(parents=True, exist_ok=True)
-        (workdir / name).write_text(text, encoding="utf-8")
+        (workdir / draw.fill(name)).parent.mkdir(parents=True, exist_ok=True)
+        (workdir / draw.fill(name)).write_text(draw.fill(text), encoding="utf-8")
     if exchange.setup:
-        exchange.setup(root)
+        exchange.setup(root, draw)
     lane_name = f"{exchange.name}-{number}"
-    lane = api.lane(lane_name, [reply_message(reply, root) for reply in exchange.replies])
-    env = environment(f"{api.url}/{lane_name}")
-    args = [*exchange.args, exchange.prompt]
-    returncode, stdout, stderr = launch(path, args, exchange.stdin, workdir, env, TIMEOUT)
+    replies = draw.fill_json(exchange.replies)
+    lane = api.lane(lane_name, [reply_message(reply, root) for reply in replies])
+    env = environment(f"{api.url}/{lane_name}", draw.value("model"))
+    args = [*exchange.args, draw.fill(exchange.prompt)]
+    returncode, stdout, stderr = launch(path, args, draw.fill(exchange.stdin), workdir, env,
+                                        TIMEOUT)
     requests = [request["body"] if isinstance(request["body"], dict) else {}
                 for request in lane.seen]
-    return Outcome(exchange, root, requests, returncode, stdout, stderr)
+    return Outcome(exchange, draw, root, requests, returncode, stdout, stderr)
 
 
 def judge(check, outcome):
     """None if the check passes, else its message (a few sentences)."""
+    if not outcome.requests:
+        return outcome.no_request()
     try:
         check.judge(outcome)
     except Fail as failure:  # the workdir is gone when this is read: name it, not its path
@@ -271,21 +348,28 @@ def selected(stage, only=False, names=None):
             if check.stage == stage or (not only and check.stage < stage)]
 
 
-def run_checks(checks, path, launch=subprocess_launch, api=None):
+def new_seed():
+    return secrets.randbelow(900_000) + 100_000
+
+
+def run_checks(checks, path, launch=subprocess_launch, api=None, seed=None):
     """Run the exchanges these checks need, side by side; [(check, message or None)]."""
-    return run_many([(path, checks)], launch, api)[0]
+    return run_many([(path, checks)], launch, api, seed)[0]
 
 
-def run_many(jobs, launch=subprocess_launch, api=None):
+def run_many(jobs, launch=subprocess_launch, api=None, seed=None):
     """[(path, checks)] -> one [(check, message or None)] per job: every exchange of every
-    job side by side, on one server (the tests check many programs at once)."""
+    job side by side, on one server (the tests check many programs at once), its values
+    drawn from `seed` (a fresh one if None)."""
+    seed = new_seed() if seed is None else seed
     own = api is None
     api = api or MessagesAPI()
     runs = [(Path(path).resolve(), exchange) for path, checks in jobs
             for exchange in dict.fromkeys(check.exchange for check in checks)]
     try:
         with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-            futures = {run: pool.submit(run_exchange, api, run[1], run[0], launch, next(LANES))
+            futures = {run: pool.submit(run_exchange, api, run[1], run[0], launch, next(LANES),
+                                        seed)
                        for run in runs}
             try:
                 outcomes = {run: future.result() for run, future in futures.items()}
@@ -295,8 +379,9 @@ def run_many(jobs, launch=subprocess_launch, api=None):
                 for group in list(RUNNING):
                     stop(group)
                 raise
-        results = [[(check, judge(check, outcomes[Path(path).resolve(), check.exchange]))
-                    for check in checks] for path, checks in jobs]
+        results = [knock_on([(check, judge(check, outcomes[Path(path).resolve(),
+                                                           check.exchange]))
+                             for check in checks]) for path, checks in jobs]
         for outcome in outcomes.values():
             shutil.rmtree(outcome.root, ignore_errors=True)
         return results
@@ -305,7 +390,20 @@ def run_many(jobs, launch=subprocess_launch, api=None):
             api.close()
 
 
-def report(results, stage, path, seconds, only=False):
+def knock_on(results):
+    """Each failure that may follow from an earlier one (Check.follows) says so."""
+    failed = {check.name: failure for check, failure in results if failure}
+    marked = []
+    for check, failure in results:  # (the same message twice is one cause, not a knock-on)
+        earlier = [name for name in check.follows if failed.get(name) not in (None, failure)]
+        if failure and earlier:
+            failure += (f" This may follow from {earlier[0]}, which failed on the same "
+                        "exchange: fix that first.")
+        marked.append((check, failure))
+    return marked
+
+
+def report(results, stage, path, seconds, only=False, seed=None):
     """The lines the checker prints: one per check, then what to do next."""
     lines, current = [], None
     for check, failure in results:
@@ -318,7 +416,8 @@ def report(results, stage, path, seconds, only=False):
     failed = [check for check, failure in results if failure]
     passed = len(results) - len(failed)
     lines.append("")
-    lines.append(f"{passed} of {len(results)} checks pass ({seconds:.1f} s).")
+    replay = f" Seed {seed}: --seed {seed} replays this run." if seed is not None else ""
+    lines.append(f"{passed} of {len(results)} checks pass ({seconds:.1f} s).{replay}")
     if failed:
         first = failed[0].stage
         lines.append(f"Next: build what {first} asks for: the contract is in "
@@ -358,6 +457,7 @@ def main(argv=None):
     parser.add_argument("--only", action="store_true", help="this stage's checks alone")
     parser.add_argument("--list", action="store_true", help="list the checks of every stage")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--seed", type=int, help="replay the run that printed this seed")
     options = parser.parse_args(argv)
     if options.list:
         from course.stages.checks import CHECKS
@@ -369,9 +469,10 @@ def main(argv=None):
     if not Path(options.path).is_file():
         parser.error(f"{options.path}: no such file")
     started = time.monotonic()
+    seed = new_seed() if options.seed is None else options.seed
     try:
         results = run_checks(selected(options.stage, options.only), options.path,
-                             launch=subprocess_launch)
+                             launch=subprocess_launch, seed=seed)
     except KeyboardInterrupt:
         print("Stopped (Ctrl-C): no result.", file=sys.stderr)
         return 130
@@ -380,11 +481,11 @@ def main(argv=None):
     if options.json:
         print(json.dumps({
             "stage": options.stage, "program": options.path, "passed": passed,
-            "seconds": round(seconds, 2),
+            "seconds": round(seconds, 2), "seed": seed,
             "checks": [{"name": check.name, "stage": check.stage, "title": check.title,
                         "passed": failure is None, "message": failure}
                        for check, failure in results],
         }, indent=2, ensure_ascii=False))
     else:
-        print(report(results, options.stage, options.path, seconds, options.only))
+        print(report(results, options.stage, options.path, seconds, options.only, seed))
     return 0 if passed else 1

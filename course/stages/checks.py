@@ -3,23 +3,32 @@
 Each exchange is small enough to read: the Messages the loopback API answers with, in order,
 the lines typed on stdin, the files the workdir starts with. The checks that follow it judge
 the requests the program sent, the files it left, and (where a check is about it) what it
-printed. Each stage's contract is its lesson's section "Build it yourself".
+printed. Each stage's contract is its lesson's section "Build it yourself"; every rule it
+states has a check here, and a program that breaks the rule fails that check
+(tests/stage_programs/mistakes.py holds one such program per check).
+
+`<<name>>` is a value drawn for each run (course.stages.Draw): a word such as notes-qwerty, a
+number (`<<n_...>>`), a tool_use id (`use("a", ...)` gets `<<id_a>>`). A judge names a call
+by its key ("a") and fills `<<name>>`s with `run.v(...)`.
 
 The answers on stdin: from s03 on, a program asks before a command that may change things,
 so the exchanges of s01 and s02 type `y` enough times; a program that does not ask never
-reads them.
+reads them. The cases of "read-only" are ones nobody disputes: `ls` and `cat FILE` inside the
+workdir read; `touch`, `rm`, a redirection and any chain that holds one of them change.
 """
 
 import json
+import re
 
 from course.stages import Check, Exchange, Fail, blocks, cut
 
 CHECKS = []
 
 
-def check(stage, name, exchange, title):
+def check(stage, name, exchange, title, follows=()):
     def register(judge):
-        CHECKS.append(Check(stage, f"{stage}.{name}", exchange, title, judge))
+        CHECKS.append(Check(stage, f"{stage}.{name}", exchange, title, judge,
+                            tuple(n if "." in n else f"{stage}.{n}" for n in follows)))
         return judge
     return register
 
@@ -28,68 +37,93 @@ def text(words):
     return {"type": "text", "text": words}
 
 
-def use(tool_id, name, **tool_input):
-    return {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}
+def use(key, name, **tool_input):
+    return {"type": "tool_use", "id": f"<<id_{key}>>", "name": name, "input": tool_input}
 
 
-YES = "y\n" * 8
-NOTES = {"notes.md": "alpha\nbeta\n"}
+YES = "y\n" * 10
+NOTES = {"<<notes>>.md": "<<alpha>>\n<<beta>>\n"}
 
 
 # ======================================================================
 # s01: the loop, with bash
 # ======================================================================
 
-LOOP = Exchange("loop", "Run two commands, then one more.", [
-    [text("Two at once."), use("toolu_s01_a", "bash", command="echo hello-from-bash"),
-     use("toolu_s01_b", "bash", command="echo broken >&2; exit 37")],
-    [use("toolu_s01_c", "bash", command="echo again")],
-    [text("Done: FINAL-ANSWER-42")],
-], stdin=YES)
+# Each command's output must be computed: a pipe, stderr and an exit code, a file in the
+# current folder. A program that does not run a shell cannot know any of them.
+LOOP = Exchange("loop", "Run two commands, then one more (<<prompt>>).", [
+    [text("Two at once."), use("a", "bash", command="echo <<shout>> | tr a-z A-Z"),
+     use("b", "bash", command="echo <<broken>> >&2; exit <<n_code>>")],
+    [use("c", "bash", command="cat <<data>>.txt")],
+    [text("Done: <<final>>")],
+], stdin=YES, files={"<<data>>.txt": "<<content>>\n"})
+
+
+def loop_outputs(run):
+    """What the result of each call of LOOP must hold."""
+    return {"a": run.v("<<shout>>").upper(), "b": run.v("<<broken>>"),
+            "c": run.v("<<content>>")}
 
 
 @check("s01", "first_request", LOOP, "the prompt from argv is the first user message; bash "
-       "is offered")
+       "is offered; the model is MODEL_ID")
 def _(run):
     first = run.request(1)
     messages = first.get("messages") or [{}]
     said = [block.get("text") for block in blocks(messages[0].get("content"))]
-    if messages[0].get("role") != "user" or said[:1] != [run.exchange.prompt]:
+    if messages[0].get("role") != "user" or said[:1] != [run.prompt]:
         raise Fail(f"Request 1 starts with {cut(json.dumps(messages[0]))}; it should start "
-                   f"with the user message {run.exchange.prompt!r}, the prompt from argv.")
+                   f"with the user message {run.prompt!r}, the prompt from argv.")
     tools = {tool.get("name"): tool for tool in first.get("tools") or []}
     properties = tools.get("bash", {}).get("input_schema", {}).get("properties", {})
     if "command" not in properties:
         raise Fail(f"Request 1 offers the tools {sorted(tools)}; it should offer `bash`, "
                    "whose input_schema has the property `command`.")
+    if first.get("model") != run.v("<<model>>"):
+        raise Fail(f"Request 1 names the model {first.get('model')!r}; it should name "
+                   f"{run.v('<<model>>')!r}, the value of MODEL_ID in its environment.")
 
 
 @check("s01", "tool_results", LOOP, "each tool_use gets a tool_result with its id, all in the "
        "next user turn, before any other block")
 def _(run):
-    for reply, ids in ((1, ["toolu_s01_a", "toolu_s01_b"]), (2, ["toolu_s01_c"])):
+    outputs = loop_outputs(run)
+    for reply, keys in ((1, ["a", "b"]), (2, ["c"])):
         turn = run.turn_after(reply)
+        asked = [run.id(key) for key in keys]
         answered = [block.get("tool_use_id") for block in turn
                     if block.get("type") == "tool_result"]
-        if sorted(answered) != sorted(ids):
-            raise Fail(f"Reply {reply} asked for the tool_use ids {ids}; the user turn of "
+        if sorted(answered) != sorted(asked):
+            raise Fail(f"Reply {reply} asked for the tool_use ids {asked}; the user turn of "
                        f"request {reply + 1} answers {answered}. Each tool_use needs one "
                        f"tool_result with its id, all in that one turn.")
         kinds = [block.get("type") for block in turn]
-        if kinds[:len(ids)] != ["tool_result"] * len(ids):
+        if kinds[:len(keys)] != ["tool_result"] * len(keys):
             raise Fail(f"The user turn of request {reply + 1} holds {kinds}; the tool_result "
                        "blocks must come first, before any text.")
+        for key in keys:
+            said, _ = run.result(reply, key)
+            other = [k for k in keys if k != key and outputs[k] in said]
+            if outputs[key] not in said and other:
+                raise Fail(f"The tool_result with the id {run.id(key)} holds the output of "
+                           f"{run.call(reply, other[0])}, whose id is {run.id(other[0])}; "
+                           f"each result carries the id of the call it answers (request "
+                           f"{reply + 1}).")
 
 
-@check("s01", "bash_output", LOOP, "the command's output and its exit code go back to the "
-       "model")
+@check("s01", "bash_output", LOOP, "bash runs the command in a shell, in the current folder; "
+       "its output (stdout and stderr) and its exit code go back", follows=["tool_results"])
 def _(run):
-    run.ok(1, "toolu_s01_a", "hello-from-bash")
-    said, _ = run.result(1, "toolu_s01_b")
-    for part, what in (("broken", "its stderr"), ("37", "its exit code, 37")):
-        if part not in said:
-            raise Fail(f"The result of bash {{\"command\": \"echo broken >&2; exit 37\"}} is "
-                       f"{cut(said)!r}; it should hold {what} (request 2).")
+    outputs = loop_outputs(run)
+    run.ok(1, "a", outputs["a"])
+    said, _ = run.result(1, "b")
+    code = run.v("<<n_code>>")
+    for found, what in ((outputs["b"] in said, f"its stderr, {outputs['b']!r}"),
+                        (re.search(rf"\b{code}\b", said), f"its exit code, {code}")):
+        if not found:
+            raise Fail(f"The result of {run.call(1, 'b')} is {cut(said)!r}; it should hold "
+                       f"{what} (request 2).")
+    run.ok(2, "c", outputs["c"])
 
 
 @check("s01", "history", LOOP, "every call sends the whole history")
@@ -97,7 +131,7 @@ def _(run):
     for number in (2, 3):
         before, now = run.request(number - 1)["messages"], run.request(number)["messages"]
         expected = plain(before) + [{"role": "assistant",
-                                     "content": plain_blocks(run.exchange.replies[number - 2])}]
+                                     "content": plain_blocks(run.replies[number - 2])}]
         if plain(now)[:len(expected)] != expected:
             raise Fail(f"Request {number} sends {len(now)} message(s), starting "
                        f"{cut(json.dumps(now), 120)}; it should start with the "
@@ -108,15 +142,15 @@ def _(run):
 @check("s01", "failing_command", LOOP, "a failing command does not end the loop")
 def _(run):
     if len(run.requests) < 3:
-        raise Fail(f"After reply 1 (whose second command exits 37), your program sent "
-                   f"{len(run.requests) - 1} more request(s) instead of 2: a failing "
-                   f"command's output goes back to the model, and the loop goes on. "
+        raise Fail(f"After reply 1 (whose second command exits {run.v('<<n_code>>')}), your "
+                   f"program sent {len(run.requests) - 1} more request(s) instead of 2: a "
+                   f"failing command's output goes back to the model, and the loop goes on. "
                    f"{run.ending()}")
 
 
 @check("s01", "final_text", LOOP, "the final text is printed, and the program exits 0")
 def _(run):
-    run.printed("FINAL-ANSWER-42", why="the text of the last reply should be printed")
+    run.printed("<<final>>", why="the text of the last reply should be printed")
     run.exited_well()
 
 
@@ -139,33 +173,45 @@ def plain_blocks(content):
 # s02: the file tools, and the workspace guard
 # ======================================================================
 
-def outside(root):
-    """A file and a folder beside the workdir, and a symlink from the workdir to that folder."""
-    (root / "outside.txt").write_text("outside\n")
+def outside(root, draw):
+    """Beside the workdir: a file, a folder whose name starts with the workdir's ("work-..."),
+    and a symlink from the workdir to a folder outside."""
+    (root / draw.fill("<<outside>>.txt")).write_text("outside\n")
+    (root / draw.fill("work-<<sibling>>")).mkdir()
     (root / "elsewhere").mkdir()
     (root / "work" / "link").symlink_to(root / "elsewhere")
 
 
-FILES = Exchange("files", "Read, write, edit, find.", [
-    [use("toolu_s02_read", "read_file", path="notes.md"),
-     use("toolu_s02_write", "write_file", path="docs/new.txt", content="made by write_file\n"),
-     use("toolu_s02_edit", "edit_file", path="notes.md", old_string="beta", new_string="gamma"),
-     use("toolu_s02_glob", "glob", pattern="*.md")],
-    [use("toolu_s02_part", "read_file", path="notes.md", offset=2, limit=1)],
-    [use("toolu_s02_up", "read_file", path="../outside.txt"),
-     use("toolu_s02_upwrite", "write_file", path="../escape.txt", content="x"),
-     use("toolu_s02_abs", "read_file", path="{root}/outside.txt"),
-     use("toolu_s02_link", "write_file", path="link/x.txt", content="x"),
-     use("toolu_s02_upedit", "edit_file", path="../outside.txt", old_string="outside",
-         new_string="changed")],
-    [use("toolu_s02_unknown", "teleport", to="mars"),
-     {"type": "tool_use", "id": "toolu_s02_nocontent", "name": "write_file",
-      "input": {"path": "half.txt"}},
-     use("toolu_s02_missing", "read_file", path="missing.txt"),
-     use("toolu_s02_notfound", "edit_file", path="notes.md", old_string="omega",
+FILES = Exchange("files", "Read, write, edit, find (<<prompt>>).", [
+    [use("read", "read_file", path="<<notes>>.md"),
+     use("write", "write_file", path="<<folder>>/<<new>>.txt", content="<<made>>\n"),
+     use("edit", "edit_file", path="<<notes>>.md", old_string="<<beta>>",
+         new_string="<<gamma>>"),
+     use("glob", "glob", pattern="*.md"),
+     use("twice", "edit_file", path="<<twice>>.txt", old_string="<<dup>>",
+         new_string="<<other>>"),
+     use("every", "edit_file", path="<<every>>.txt", old_string="<<rep>>",
+         new_string="<<all>>", replace_all=True)],
+    [use("part", "read_file", path="<<notes>>.md", offset=2, limit=1)],
+    [use("up", "read_file", path="../<<outside>>.txt"),
+     use("upwrite", "write_file", path="../<<escape>>.txt", content="x"),
+     use("abs", "read_file", path="{root}/<<outside>>.txt"),
+     use("link", "write_file", path="link/<<linked>>.txt", content="x"),
+     use("upedit", "edit_file", path="../<<outside>>.txt", old_string="outside",
+         new_string="changed"),
+     use("sibling", "write_file", path="../work-<<sibling>>/<<near>>.txt", content="x"),
+     use("sibabs", "write_file", path="{root}/work-<<sibling>>/<<nearabs>>.txt",
+         content="x")],
+    [use("unknown", "<<teleport>>", to="mars"),
+     {"type": "tool_use", "id": "<<id_nocontent>>", "name": "write_file",
+      "input": {"path": "<<half>>.txt"}},
+     use("missing", "read_file", path="<<missing>>.txt"),
+     use("notfound", "edit_file", path="<<notes>>.md", old_string="<<omega>>",
          new_string="x")],
-    [text("FILES-DONE")],
-], stdin=YES, files=NOTES, setup=outside)
+    [text("<<files_done>>")],
+], stdin=YES, setup=outside, files={
+    **NOTES, "docs/<<deep>>.md": "deep\n", "<<twice>>.txt": "<<dup>>\n<<dup>>\n",
+    "<<every>>.txt": "<<rep>> <<rep>>\n"})
 
 TOOL_FIELDS = {"read_file": ["path", "offset", "limit"], "write_file": ["path", "content"],
                "edit_file": ["path", "old_string", "new_string", "replace_all"],
@@ -186,64 +232,87 @@ def _(run):
 
 
 @check("s02", "read_file", FILES, "read_file returns the file's lines; offset (from 1) and "
-       "limit choose some")
+       "limit choose some", follows=["edit_file"])  # the part read is the edited line
 def _(run):
-    run.ok(1, "toolu_s02_read", "alpha", "beta")
-    part = run.ok(2, "toolu_s02_part", "gamma")
-    if "alpha" in part:
-        raise Fail(f"read_file {{\"path\": \"notes.md\", \"offset\": 2, \"limit\": 1}} returned "
-                   f"{cut(part)!r}; it should return line 2 only (request 3).")
+    run.ok(1, "read", "<<alpha>>", "<<beta>>")
+    part = run.ok(2, "part", "<<gamma>>")
+    if run.v("<<alpha>>") in part:
+        raise Fail(f"{run.call(2, 'part')} returned {cut(part)!r}; it should return line 2 "
+                   "only (request 3).")
 
 
 @check("s02", "write_file", FILES, "write_file writes the whole file, making its folders")
 def _(run):
-    run.ok(1, "toolu_s02_write")
-    if run.file("docs/new.txt") != "made by write_file\n":
-        raise Fail(f"After write_file, docs/new.txt holds {run.file('docs/new.txt')!r}; it "
-                   "should hold 'made by write_file\\n'.")
+    run.ok(1, "write")
+    path, expected = run.v("<<folder>>/<<new>>.txt"), run.v("<<made>>\n")
+    if run.file(path) != expected:
+        raise Fail(f"After {run.call(1, 'write')}, {path} holds {run.file(path)!r}; it should "
+                   f"hold {expected!r}.")
 
 
 @check("s02", "edit_file", FILES, "edit_file replaces old_string, found once, by new_string")
 def _(run):
-    run.ok(1, "toolu_s02_edit")
-    if run.file("notes.md") != "alpha\ngamma\n":
-        raise Fail(f"After edit_file beta -> gamma, notes.md holds {run.file('notes.md')!r}; "
-                   "it should hold 'alpha\\ngamma\\n'.")
+    run.ok(1, "edit")
+    path, expected = run.v("<<notes>>.md"), run.v("<<alpha>>\n<<gamma>>\n")
+    if run.file(path) != expected:
+        raise Fail(f"After {run.call(1, 'edit')}, {path} holds {run.file(path)!r}; it should "
+                   f"hold {expected!r}.")
 
 
-@check("s02", "glob", FILES, "glob returns the paths that match the pattern")
+@check("s02", "edit_once", FILES, "an old_string found twice is an is_error result and "
+       "changes nothing; with replace_all, every one is replaced")
 def _(run):
-    found = run.ok(1, "toolu_s02_glob", "notes.md")
-    if "new.txt" in found:
-        raise Fail(f"glob {{\"pattern\": \"*.md\"}} returned {cut(found)!r}; docs/new.txt does "
-                   "not match *.md (request 2).")
+    run.refused(1, "twice", "old_string occurs twice, and replace_all is not set")
+    twice, kept = run.v("<<twice>>.txt"), run.v("<<dup>>\n<<dup>>\n")
+    if run.file(twice) != kept:
+        raise Fail(f"After {run.call(1, 'twice')}, {twice} holds {run.file(twice)!r}; old_string "
+                   f"occurs twice, so nothing may change: it should still hold {kept!r}.")
+    run.ok(1, "every")
+    every, replaced = run.v("<<every>>.txt"), run.v("<<all>> <<all>>\n")
+    if run.file(every) != replaced:
+        raise Fail(f"After {run.call(1, 'every')}, {every} holds {run.file(every)!r}; with "
+                   f"replace_all it should hold {replaced!r}.")
 
 
-@check("s02", "outside_paths", FILES, "a path out of the workdir (.., absolute, a symlink out) "
-       "is an is_error result and touches nothing")
+@check("s02", "glob", FILES, "glob returns the paths that match the pattern; * does not "
+       "cross a folder")
 def _(run):
-    for tool_id in ("toolu_s02_up", "toolu_s02_upwrite", "toolu_s02_abs", "toolu_s02_link",
-                    "toolu_s02_upedit"):
-        run.refused(3, tool_id, "the path leads out of the workdir")
-    for name, expected in (("outside.txt", "outside\n"), ("escape.txt", None),
-                           ("elsewhere/x.txt", None)):
-        target = run.root / name
+    found = run.ok(1, "glob", "<<notes>>.md")
+    for wrong in (run.v("<<folder>>/<<new>>.txt"), run.v("docs/<<deep>>.md")):
+        if wrong in found:
+            raise Fail(f"glob {{\"pattern\": \"*.md\"}} returned {cut(found)!r}; {wrong} does "
+                       "not match *.md, whose * does not cross a folder (request 2).")
+
+
+@check("s02", "outside_paths", FILES, "a path out of the workdir (.., absolute, a symlink out, "
+       "a sibling folder whose name starts like the workdir's) is an is_error result and "
+       "touches nothing")
+def _(run):
+    for key in ("up", "upwrite", "abs", "link", "upedit", "sibling", "sibabs"):
+        run.refused(3, key, "the path leads out of the workdir")
+    for name, expected in (("<<outside>>.txt", "outside\n"), ("<<escape>>.txt", None),
+                           ("elsewhere/<<linked>>.txt", None),
+                           ("work-<<sibling>>/<<near>>.txt", None),
+                           ("work-<<sibling>>/<<nearabs>>.txt", None)):
+        target = run.root / run.v(name)
         now = target.read_text() if target.exists() else None
         if now != expected:
-            raise Fail(f"Beside the workdir, {name} now holds {now!r}; nothing outside the "
-                       "workdir may change.")
+            raise Fail(f"Beside the workdir, {run.v(name)} now holds {now!r}; nothing outside "
+                       "the workdir may change.")
 
 
 @check("s02", "bad_calls", FILES, "an unknown tool or a bad input is an is_error result, and "
        "the loop goes on")
 def _(run):
-    run.refused(4, "toolu_s02_unknown", "there is no tool teleport")
-    run.refused(4, "toolu_s02_nocontent", "write_file needs content")
-    run.refused(4, "toolu_s02_missing", "missing.txt does not exist")
-    run.refused(4, "toolu_s02_notfound", "old_string is not in notes.md")
-    if run.file("half.txt") is not None:
-        raise Fail("write_file without content created half.txt; a bad input touches nothing.")
-    run.printed("FILES-DONE", why="the loop should go on after the errors, to the last reply")
+    run.refused(4, "unknown", "there is no tool <<teleport>>")
+    run.refused(4, "nocontent", "write_file needs content")
+    run.refused(4, "missing", "<<missing>>.txt does not exist")
+    run.refused(4, "notfound", "old_string is not in <<notes>>.md")
+    if run.file("<<half>>.txt") is not None:
+        raise Fail(f"write_file without content created {run.v('<<half>>.txt')}; a bad input "
+                   "touches nothing.")
+    run.printed("<<files_done>>", why="the loop should go on after the errors, to the last "
+                "reply")
     run.exited_well()
 
 
@@ -251,164 +320,314 @@ def _(run):
 # s03: a question before a change
 # ======================================================================
 
-DENY = {".agent/settings.json": json.dumps({"permissions": {"deny": ["write_file(secret.txt)"]}})}
-
-ASK_YES = Exchange("ask_yes", "Change some files.", [
-    [use("toolu_s03_secret", "write_file", path="secret.txt", content="s"),
-     use("toolu_s03_write", "write_file", path="a.txt", content="A\n"),
-     use("toolu_s03_edit", "edit_file", path="notes.md", old_string="beta", new_string="gamma"),
-     use("toolu_s03_touch", "bash", command="touch made.txt")],
+ASK_YES = Exchange("ask_yes", "Change some files (<<prompt>>).", [
+    [use("secret", "write_file", path="<<secret>>.txt", content="s"),
+     use("write", "write_file", path="<<written>>.txt", content="A\n"),
+     use("edit", "edit_file", path="<<notes>>.md", old_string="<<beta>>",
+         new_string="<<gamma>>"),
+     use("touch", "bash", command="touch <<made>>.txt"),
+     use("dot", "write_file", path="./<<secret>>.txt", content="s"),
+     use("absolute", "write_file", path="{root}/work/<<secret>>.txt", content="s"),
+     use("globbed", "glob", pattern="*.md")],
     [text("Changed.")],
-], stdin="y\n" * 4, files={**NOTES, **DENY})
+], stdin=YES, files={**NOTES, ".agent/settings.json": json.dumps(
+    {"permissions": {"deny": ["write_file(<<secret>>.txt)", "glob"]}})})
 
 
 @check("s03", "yes_runs", ASK_YES, "y to the question runs the call")
 def _(run):
-    for tool_id in ("toolu_s03_write", "toolu_s03_edit", "toolu_s03_touch"):
-        run.ok(1, tool_id)
-    for name, expected in (("a.txt", "A\n"), ("notes.md", "alpha\ngamma\n"), ("made.txt", "")):
+    for key in ("write", "edit", "touch"):
+        run.ok(1, key)
+    for name, expected in (("<<written>>.txt", "A\n"), ("<<notes>>.md", "<<alpha>>\n<<gamma>>\n"),
+                           ("<<made>>.txt", "")):
+        name, expected = run.v(name), run.v(expected)
         if run.file(name) != expected:
             raise Fail(f"After y, {name} holds {run.file(name)!r}; it should hold {expected!r}.")
 
 
 @check("s03", "question_shows_call", ASK_YES, "the question shows the path or the command")
 def _(run):
-    run.printed("a.txt", "notes.md", "touch made.txt",
+    run.printed("<<written>>.txt", "<<notes>>.md", "touch <<made>>.txt",
                 why="a question must show the path, or the whole command, that it asks about")
 
 
 @check("s03", "deny_rule", ASK_YES, "a deny rule in .agent/settings.json refuses the call, "
        "without asking")
 def _(run):
-    run.refused(1, "toolu_s03_secret", 'the rule "write_file(secret.txt)" denies it')
-    if run.file("secret.txt") is not None:
-        raise Fail("secret.txt was written; the deny rule write_file(secret.txt) forbids it.")
+    run.refused(1, "secret", 'the rule "write_file(<<secret>>.txt)" denies it')
+    run.refused(1, "globbed", 'the rule "glob", a tool name alone, denies every call of glob')
+    if run.file("<<secret>>.txt") is not None:
+        raise Fail(run.v("<<secret>>.txt was written; the deny rule write_file(<<secret>>.txt) "
+                         "forbids it."))
 
 
-ALLOW = {".agent/settings.json": json.dumps(
-    {"permissions": {"allow": ["bash(touch allowed.txt)"]}})}
-
-# The calls that must not ask come first: a program that asks there reads the n.
-ASK_NO = Exchange("ask_no", "Look around, and change things if you may.", [
-    [use("toolu_s03_read", "read_file", path="notes.md"),
-     use("toolu_s03_ls", "bash", command="ls"),
-     use("toolu_s03_cat", "bash", command="cat notes.md"),
-     use("toolu_s03_allowed", "bash", command="touch allowed.txt"),
-     use("toolu_s03_no", "write_file", path="b.txt", content="B\n"),
-     use("toolu_s03_eof", "edit_file", path="notes.md", old_string="beta", new_string="gamma"),
-     use("toolu_s03_rm", "bash", command="rm notes.md")],
-    [text("Looked; changed nothing.")],
-], stdin="n\n", files={**NOTES, **ALLOW})
-
-
-@check("s03", "no_refuses", ASK_NO, "n to the question: the call does not run, is_error")
+@check("s03", "deny_spellings", ASK_YES, "a deny rule on a path covers the file however the "
+       "path is spelled (./x, the absolute path)")
 def _(run):
-    run.refused(1, "toolu_s03_no", "the user answered n")
-    if run.file("b.txt") is not None:
-        raise Fail("b.txt was written although the user answered n.")
+    for key in ("dot", "absolute"):
+        run.refused(1, key, 'the rule "write_file(<<secret>>.txt)" denies that file, whatever '
+                    "the spelling")
+    if run.file("<<secret>>.txt") is not None:
+        raise Fail(run.v("<<secret>>.txt was written; the deny rule write_file(<<secret>>.txt) "
+                         "covers it, however its path is spelled."))
+
+
+ASK_NO_SETTINGS = {"permissions": {
+    "deny": ["read_file(<<private>>.txt)", "bash(touch <<blocked>>*)"],
+    "allow": ["bash(touch *)"]}}
+
+# The calls that must not ask come first: a program that asks there reads the n. Then n, an
+# empty line, and the end of stdin (EOF) for the rest.
+ASK_NO = Exchange("ask_no", "Look around, and change things if you may (<<prompt>>).", [
+    [use("read", "read_file", path="<<notes>>.md"),
+     use("glob", "glob", pattern="*.md"),
+     use("ls", "bash", command="ls"),
+     use("cat", "bash", command="cat <<notes>>.md"),
+     use("allowed", "bash", command="touch <<allowed>>.txt"),
+     use("blocked", "bash", command="touch <<blocked>>.txt"),
+     use("private", "read_file", path="./<<private>>.txt"),
+     use("no", "write_file", path="<<refused>>.txt", content="B\n"),
+     use("empty", "edit_file", path="<<notes>>.md", old_string="<<beta>>",
+         new_string="<<gamma>>"),
+     use("eof", "bash", command="rm <<kept>>.txt"),
+     use("chain", "bash", command="ls; rm <<chained>>.txt"),
+     use("and", "bash", command="cat <<notes>>.md && touch <<joined>>.txt")],
+    [text("Looked; changed nothing.")],
+], stdin="n\n\n", files={**NOTES, "<<private>>.txt": "<<hidden>>\n", "<<kept>>.txt": "k\n",
+                          "<<chained>>.txt": "c\n",
+                          ".agent/settings.json": json.dumps(ASK_NO_SETTINGS)})
+
+
+@check("s03", "no_refuses", ASK_NO, "n or an empty line to the question: the call does not "
+       "run, is_error")
+def _(run):
+    run.refused(1, "no", "the user answered n")
+    if run.file("<<refused>>.txt") is not None:
+        raise Fail(run.v("<<refused>>.txt was written although the user answered n."))
+    run.refused(1, "empty", "the user answered with an empty line, which counts as no")
+    if run.file("<<notes>>.md") != run.v(NOTES["<<notes>>.md"]):
+        raise Fail(f"{run.v('<<notes>>.md')} now holds {run.file('<<notes>>.md')!r}, although "
+                   "the user answered with an empty line (which counts as no).")
 
 
 @check("s03", "eof_refuses", ASK_NO, "no answer at all (EOF): the call does not run, is_error")
 def _(run):
-    run.refused(1, "toolu_s03_eof", "stdin had ended (EOF), which counts as no")
-    run.refused(1, "toolu_s03_rm", "stdin had ended (EOF), which counts as no")
-    if run.file("notes.md") != NOTES["notes.md"]:
-        raise Fail(f"notes.md now holds {run.file('notes.md')!r}, although stdin had ended "
-                   "(EOF counts as no).")
+    run.refused(1, "eof", "stdin had ended (EOF), which counts as no")
+    if run.file("<<kept>>.txt") is None:
+        raise Fail(run.v("<<kept>>.txt was removed, although stdin had ended (EOF counts as "
+                         "no)."))
 
 
-@check("s03", "reads_run", ASK_NO, "read_file and a read-only command (ls, cat notes.md) "
+@check("s03", "chains_ask", ASK_NO, "a chain that holds a changing command (ls; rm x, cat x "
+       "&& touch y) is not read-only: it asks")
+def _(run):
+    for key in ("chain", "and"):
+        run.refused(1, key, "a chain with a changing command in it asks, and stdin had ended")
+    if run.file("<<chained>>.txt") is None or run.file("<<joined>>.txt") is not None:
+        raise Fail(f"{run.call(1, 'chain')} or {run.call(1, 'and')} ran without a yes; a "
+                   "command is read-only only if every part of it is, so these ask (and "
+                   "stdin had ended).")
+
+
+@check("s03", "reads_run", ASK_NO, "read_file, glob and a read-only command (ls, cat FILE) "
        "run without asking")
 def _(run):
-    run.ok(1, "toolu_s03_read", "alpha")
-    run.ok(1, "toolu_s03_ls", "notes.md")
-    run.ok(1, "toolu_s03_cat", "alpha")
+    run.ok(1, "read", "<<alpha>>")
+    run.ok(1, "glob", "<<notes>>.md")
+    run.ok(1, "ls", "<<notes>>.md")
+    run.ok(1, "cat", "<<alpha>>")
 
 
 @check("s03", "allow_rule", ASK_NO, "an allow rule spares the question")
 def _(run):
-    run.ok(1, "toolu_s03_allowed")
-    if run.file("allowed.txt") is None:
-        raise Fail("touch allowed.txt did not run (stdin was empty); the allow rule "
-                   "bash(touch allowed.txt) should let it run without a question.")
+    run.ok(1, "allowed")
+    if run.file("<<allowed>>.txt") is None:
+        raise Fail(run.v("touch <<allowed>>.txt did not run; the allow rule bash(touch *) "
+                         "should let it run without a question."))
+
+
+@check("s03", "deny_wins", ASK_NO, "a call that a deny rule and an allow rule both cover is "
+       "denied")
+def _(run):
+    run.refused(1, "blocked", 'the deny rule "bash(touch <<blocked>>*)" covers it, and deny '
+                'wins over the allow rule "bash(touch *)"')
+    if run.file("<<blocked>>.txt") is not None:
+        raise Fail(run.v("touch <<blocked>>.txt ran; the deny rule bash(touch <<blocked>>*) "
+                         "wins over the allow rule bash(touch *)."))
+
+
+@check("s03", "deny_read", ASK_NO, "a deny rule covers read_file too, and ./x is x")
+def _(run):
+    said = run.refused(1, "private", 'the rule "read_file(<<private>>.txt)" denies it')
+    if run.v("<<hidden>>") in said:
+        raise Fail(f"The refused {run.call(1, 'private')} still returned the file's text.")
 
 
 # ======================================================================
 # s04: command hooks
 # ======================================================================
 
-HOOKS = {".agent/settings.json": json.dumps({"hooks": {
-    "PreToolUse": [{"matcher": "bash", "command":
-                    "cat > .agent/pre-event.json; if grep -q forbidden .agent/pre-event.json; "
-                    "then echo 'PRE-HOOK: no forbidden files' >&2; exit 2; fi"}],
-    "PostToolUse": [{"matcher": "bash", "command": "echo '{\"context\": \"POST-NOTE-7\"}'"}],
-    "Stop": [{"command": "test -e .agent/stopped && exit 0; touch .agent/stopped; "
-                         "echo 'STOP-HOOK: run the tests first' >&2; exit 2"}],
-}})}
+def log(name):
+    """A hook command's tail that appends its stdin, the event, to .agent/NAME as one line."""
+    return f"cat >> .agent/{name}; echo >> .agent/{name}"
 
-HOOKED = Exchange("hooks", "Work, with hooks watching.", [
-    [use("toolu_s04_ls", "bash", command="ls"),
-     use("toolu_s04_touch", "bash", command="touch forbidden.txt")],
-    [text("All done.")],
-    [text("Tests run. STOP-FINAL")],
-], stdin="y\n" * 2, files=HOOKS)
+
+HOOKS = {"hooks": {
+    "PreToolUse": [
+        {"matcher": "bash", "command":
+         "cat > .agent/event.json; cat .agent/event.json >> .agent/pre.jsonl; "
+         "echo >> .agent/pre.jsonl; if grep -q <<forbidden>> .agent/event.json; "
+         "then echo '<<prehook>>' >&2; exit 2; fi"},
+        {"matcher": "file", "command": "echo '<<wrongmatch>>' >&2; exit 2"},
+        {"matcher": "write_file", "timeout": 1, "command": "sleep 4 && touch .agent/<<late>>"},
+        {"command": log("all.jsonl")},
+    ],
+    "PostToolUse": [
+        {"matcher": "bash", "command": "echo '{\"context\": \"<<postnote>>\"}'"},
+        {"matcher": "write_file|edit_file", "command": "echo '{\"context\": \"<<postedit>>\"}'"},
+        {"command": log("post.jsonl")},
+    ],
+    "Stop": [{"command": "echo '<<stophook>>' >&2; exit 2"}],
+}}
+
+# One y on stdin: the blocked touch comes first and must not ask, so the y answers the write.
+# The Stop hook blocks every time: the fourth block in a row ends the turn anyway.
+HOOKED = Exchange("hooks", "Work, with hooks watching (<<prompt>>).", [
+    [use("touch", "bash", command="touch <<forbidden>>.txt"),
+     use("write", "write_file", path="<<asked>>.txt", content="w\n"),
+     use("ls", "bash", command="ls"),
+     use("read", "read_file", path="<<notes>>.md"),
+     use("missing", "read_file", path="<<missing>>.txt")],
+    [text("All done (<<end_1>>).")],
+    [text("Done again (<<end_2>>).")],
+    [text("Really done (<<end_3>>).")],
+    [text("Finished: <<end_4>>")],
+    [text("Still going: <<end_5>>")],
+], stdin="y\n", files={**NOTES, ".agent/settings.json": json.dumps(HOOKS)})
+
+
+def events(run, name):
+    """The events a logging hook saved in .agent/NAME, one JSON object a line."""
+    found = []
+    for line in (run.file(f".agent/{name}") or "").splitlines():
+        try:
+            found.append(json.loads(line)) if line.strip() else None
+        except ValueError:
+            raise Fail(f"A hook saved its stdin in .agent/{name} as {cut(line)!r}; it should "
+                       "be the event as JSON (hook_event_name, tool_name, tool_input).") from None
+    return [event for event in found if isinstance(event, dict)]
 
 
 @check("s04", "hook_stdin", HOOKED, "a hook gets the event's JSON on stdin")
 def _(run):
-    said = run.file(".agent/pre-event.json")
-    try:
-        event = json.loads(said or "")
-    except ValueError:
-        raise Fail(f"The PreToolUse hook saved its stdin as {cut(said)!r}; it should be the "
-                   "event as JSON (hook_event_name, tool_name, tool_input).") from None
     expected = {"hook_event_name": "PreToolUse", "tool_name": "bash",
-                "tool_input": {"command": "touch forbidden.txt"}}
-    got = {key: event.get(key) for key in expected} if isinstance(event, dict) else event
-    if got != expected:
-        raise Fail(f"The PreToolUse hook got {cut(json.dumps(event))}; it should get at least "
-                   f"{json.dumps(expected)}.")
+                "tool_input": {"command": run.v("touch <<forbidden>>.txt")}}
+    seen = events(run, "pre.jsonl")
+    got = [{key: event.get(key) for key in expected} for event in seen]
+    if expected not in got:
+        raise Fail(f"The PreToolUse hook of bash got {cut(json.dumps(seen))}; for "
+                   f"{run.call(1, 'touch')} it should get at least {json.dumps(expected)}.")
 
 
 @check("s04", "pre_tool_use_blocks", HOOKED, "a PreToolUse hook that exits 2 blocks the call; "
        "its stderr reaches the model")
 def _(run):
-    said = run.refused(1, "toolu_s04_touch", "a PreToolUse hook exited 2")
-    if "PRE-HOOK: no forbidden files" not in said:
+    said = run.refused(1, "touch", "a PreToolUse hook exited 2")
+    if run.v("<<prehook>>") not in said:
         raise Fail(f"The blocked call's result is {cut(said)!r}; it should hold the hook's "
-                   "stderr, 'PRE-HOOK: no forbidden files'.")
-    if run.file("forbidden.txt") is not None:
-        raise Fail("touch forbidden.txt ran, although its PreToolUse hook exited 2.")
+                   f"stderr, {run.v('<<prehook>>')!r}.")
+    if run.file("<<forbidden>>.txt") is not None:
+        raise Fail(run.v("touch <<forbidden>>.txt ran, although its PreToolUse hook exited 2."))
+
+
+@check("s04", "hook_before_question", HOOKED, "PreToolUse hooks run before the permission "
+       "question: a blocked call never asks")
+def _(run):
+    said, is_error = run.result(1, "write")
+    if is_error:
+        raise Fail(f"{run.call(1, 'write')} got the is_error result {cut(said)!r}. Stdin holds "
+                   "one y, for this write: the touch before it was blocked by its PreToolUse "
+                   "hook, which runs before the question, so the touch must not ask.")
+    if run.file("<<asked>>.txt") is None:
+        raise Fail(run.v("<<asked>>.txt was not written after y."))
+
+
+@check("s04", "hook_timeout", HOOKED, "a hook still running after its timeout (in seconds) "
+       "is stopped, and the call goes on", follows=["hook_before_question"])
+def _(run):
+    if run.file(".agent/<<late>>") is not None:
+        raise Fail(run.v("The PreToolUse hook of write_file (timeout 1) ran to its end, "
+                         "`sleep 4 && touch .agent/<<late>>`; after 1 second it should have "
+                         "been stopped."))
+    run.ok(1, "write")
+
+
+@check("s04", "matchers", HOOKED, "a matcher is a regular expression matched against the "
+       "whole tool name; a hook without one runs for every tool")
+def _(run):
+    said, is_error = run.result(1, "read")
+    if is_error:
+        raise Fail(f"{run.call(1, 'read')} got the is_error result {cut(said)!r}. The only "
+                   "hook that blocks read_file has the matcher \"file\", which does not match "
+                   "the whole name read_file, so that hook must not run.")
+    if run.v("<<postedit>>") not in json.dumps(run.turn_after(1)):
+        raise Fail('The PostToolUse hook with the matcher "write_file|edit_file" should run '
+                   f"after {run.call(1, 'write')}, and its context reach the model; request 2 "
+                   f"does not hold {run.v('<<postedit>>')!r}.")
+    names = {event.get("tool_name") for event in events(run, "all.jsonl")}
+    if not {"read_file", "write_file"} <= names:
+        raise Fail(f"The PreToolUse hook without a matcher ran for the tools {sorted(names)}; "
+                   "it runs for every tool: read_file and write_file too.")
 
 
 @check("s04", "post_tool_use_output", HOOKED, "a PostToolUse hook's output reaches the model "
        "with the result")
 def _(run):
     turn = run.turn_after(1)
-    if "POST-NOTE-7" not in json.dumps(turn):
-        raise Fail(f'The PostToolUse hook printed {{"context": "POST-NOTE-7"}} after ls; the '
-                   f"user turn of request 2 should carry POST-NOTE-7 with the result. That "
-                   f"turn: {cut(json.dumps(turn))}")
+    if run.v("<<postnote>>") not in json.dumps(turn):
+        raise Fail(run.v('The PostToolUse hook of bash printed {"context": "<<postnote>>"} '
+                         "after ls; the user turn of request 2 should carry <<postnote>> with "
+                         "the result. That turn: ") + cut(json.dumps(turn)))
 
 
-@check("s04", "stop_hook", HOOKED, "a Stop hook that exits 2 sends the model back to work")
+@check("s04", "post_only_after_success", HOOKED, "PostToolUse hooks run after a call that ran "
+       "without error, not after a blocked or failed one")
 def _(run):
-    if len(run.requests) < 3:
-        raise Fail("After reply 2 ended the turn, the Stop hook exited 2; your program "
-                   f"should have sent request 3, with the hook's stderr, but it sent "
-                   f"{len(run.requests)} requests. {run.ending()}")
+    seen = [event.get("tool_input") for event in events(run, "post.jsonl")]
+    if {"command": "ls"} not in seen:
+        raise Fail(f"The PostToolUse hook without a matcher got {cut(json.dumps(seen))}; it "
+                   f"should have run after {run.call(1, 'ls')}.")
+    for key in ("touch", "missing"):
+        block = next(b for b in run.replies[0] if b["id"] == run.id(key))
+        if block["input"] in seen:
+            raise Fail(f"A PostToolUse hook ran after {run.call(1, key)}, which did not run "
+                       "(blocked) or failed; PostToolUse follows a call that ran without "
+                       "error.")
+
+
+@check("s04", "stop_limit", HOOKED, "a Stop hook sends the model back three times in a row at "
+       "most: the fourth exit 2 ends the turn")
+def _(run):
     turn = run.turn_after(2)
-    if "STOP-HOOK: run the tests first" not in json.dumps(turn):
-        raise Fail("After reply 2 ended the turn, the Stop hook exited 2; request 3 should "
-                   "end with a user turn that holds its stderr, 'STOP-HOOK: run the tests "
-                   f"first'. That turn: {cut(json.dumps(turn))}")
-    run.printed("STOP-FINAL", why="the turn ends with reply 3, once the Stop hook exits 0")
+    if run.v("<<stophook>>") not in json.dumps(turn):
+        raise Fail(f"After reply 2 ended the turn, the Stop hook exited 2; request 3 should "
+                   f"end with a user turn that holds its stderr, {run.v('<<stophook>>')!r}. "
+                   f"That turn: {cut(json.dumps(turn))}")
+    if len(run.requests) != 5:
+        raise Fail(f"Your program sent {len(run.requests)} requests. The Stop hook exits 2 "
+                   "every time: after replies 2, 3 and 4 it sends the model back (requests 3 "
+                   "to 5); after reply 5, the fourth time in a row, the turn ends anyway, so "
+                   f"request 5 is the last. {run.ending()}")
+    run.printed("<<end_4>>", why="the text of the reply that ends the turn should be printed")
     run.exited_well()
 
 
-# ======================================================================
-# s05: todo_write, and the reminder
-# ======================================================================
+# The todo exchange carries s04's Stop hook that blocks once, then exits 0: a program of s04
+# runs it too (its todo_write calls are unknown tools there, which is fine).
+STOP_ONCE = {"hooks": {"Stop": [{"command": "test -e .agent/<<stopped>> && exit 0; "
+                                 "touch .agent/<<stopped>>; echo '<<stop_again>>' >&2; "
+                                 "exit 2"}]}}
+
 
 def todo(content, status, **more):
     return {"content": content, "status": status, **more}
@@ -418,20 +637,46 @@ GOOD_LIST = [todo("Read the notes", "in_progress", activeForm="Reading the notes
              todo("Write the summary", "pending")]
 DONE_LIST = [todo("Read the notes", "completed"), todo("Write the summary", "in_progress")]
 
-TODOS = Exchange("todos", "Plan, then work.", [
-    [use("toolu_s05_1", "todo_write", todos=GOOD_LIST)],
-    [use("toolu_s05_2", "bash", command="ls")],
-    [use("toolu_s05_3", "todo_write", todos=[todo("A", "in_progress"), todo("B", "in_progress")])],
-    [use("toolu_s05_4", "todo_write", todos=[todo("A", "started")])],
-    [use("toolu_s05_5", "todo_write", todos=[todo("", "pending")])],
-    [use("toolu_s05_6", "todo_write", todos=DONE_LIST)],
-    [use("toolu_s05_7", "bash", command="ls")],
+# No answers on stdin: todo_write, glob and ls run without a question.
+TODOS = Exchange("todos", "Plan, then work (<<prompt>>).", [
+    [use("t1", "todo_write", todos=GOOD_LIST)],
+    [use("t2", "bash", command="ls")],
+    [use("t3", "todo_write", todos=[todo("A", "in_progress"), todo("B", "in_progress")])],
+    [use("t4", "todo_write", todos=[todo("A", "started")])],
+    [use("t5", "todo_write", todos=[todo("", "pending")]),
+     use("t5b", "todo_write", todos=[todo("A", "pending", priority="high")])],
+    [use("t6", "todo_write", todos=DONE_LIST)],
+    [use("t7", "bash", command="ls")],
     [text("Planned.")],
-], stdin=YES, files=NOTES)
+    [text("Planned, and checked: <<planned>>")],
+], files={**NOTES, ".agent/settings.json": json.dumps(STOP_ONCE)})
 REMINDED = 4  # the round after which the reminder is due: rounds 2, 3 and 4 had no success
 
 
-@check("s05", "valid_list", TODOS, "todo_write takes a valid list")
+@check("s04", "stop_hook", TODOS, "a Stop hook that exits 2 sends the model back with its "
+       "stderr; one that exits 0 ends the turn")
+def _(run):
+    if len(run.requests) < 9:
+        raise Fail("After reply 8 ended the turn, the Stop hook exited 2; your program "
+                   f"should have sent request 9, with the hook's stderr, but it sent "
+                   f"{len(run.requests)} requests. {run.ending()}")
+    turn = run.turn_after(8)
+    if run.v("<<stop_again>>") not in json.dumps(turn):
+        raise Fail("After reply 8 ended the turn, the Stop hook exited 2; request 9 should "
+                   f"end with a user turn that holds its stderr, {run.v('<<stop_again>>')!r}. "
+                   f"That turn: {cut(json.dumps(turn))}")
+    if len(run.requests) > 9:
+        raise Fail(f"Your program sent {len(run.requests)} requests; after reply 9 the Stop "
+                   "hook exited 0, which ends the turn, so request 9 is the last.")
+    run.printed("<<planned>>", why="the turn ends with reply 9, once the Stop hook exits 0")
+    run.exited_well()
+
+
+# ======================================================================
+# s05: todo_write, and the reminder
+# ======================================================================
+
+@check("s05", "valid_list", TODOS, "todo_write takes a valid list, without asking")
 def _(run):
     properties = {}
     for tool in run.request(1).get("tools") or []:
@@ -440,16 +685,17 @@ def _(run):
     if "todos" not in properties:
         raise Fail(f"Request 1 offers the tools {run.tools(1)}; it should offer todo_write, "
                    "whose input_schema has the property `todos`.")
-    run.ok(1, "toolu_s05_1")
-    run.ok(6, "toolu_s05_6")
+    run.ok(1, "t1")
+    run.ok(6, "t6")
 
 
 @check("s05", "invalid_list", TODOS, "an invalid list (two in_progress, a bad status, an empty "
-       "content) is an is_error result")
+       "content, an unknown field) is an is_error result")
 def _(run):
-    run.refused(3, "toolu_s05_3", "two items are in_progress")
-    run.refused(4, "toolu_s05_4", "'started' is not a status")
-    run.refused(5, "toolu_s05_5", "the content is empty")
+    run.refused(3, "t3", "two items are in_progress")
+    run.refused(4, "t4", "'started' is not a status")
+    run.refused(5, "t5", "the content is empty")
+    run.refused(5, "t5b", "'priority' is not a field of a todo")
 
 
 def reminders(run, reply):
@@ -464,7 +710,7 @@ def reminders(run, reply):
 
 
 @check("s05", "reminder_after_results", TODOS, "the reminder is a text block after the tool "
-       "results, in their user turn")
+       "results, in their user turn", follows=["valid_list"])
 def _(run):
     places = reminders(run, REMINDED)
     if places != ["after"]:
@@ -475,7 +721,7 @@ def _(run):
 
 
 @check("s05", "reminder_count", TODOS, "the reminder comes after three tool rounds without a "
-       "successful todo_write; only a success resets the count")
+       "successful todo_write; only a success resets the count", follows=["valid_list"])
 def _(run):
     early = [reply for reply in range(1, 8) if reply != REMINDED and reminders(run, reply)]
     if early:
@@ -491,13 +737,13 @@ def _(run):
 # s06: plan mode, and asking the user
 # ======================================================================
 
-PLAN = "# Plan\n\n1. Write PLAN-LINE-x.txt\n"
+PLAN = "# Plan\n\n1. Write <<plan_line>>.txt\n"
 CHANGING = ("write_file", "edit_file")
 
-PLAN_YES = Exchange("plan_yes", "Plan first, then change.", [
-    [use("toolu_s06_write", "write_file", path="x.txt", content="x"),
-     use("toolu_s06_touch", "bash", command="touch y.txt")],
-    [use("toolu_s06_exit", "exit_plan_mode", plan=PLAN)],
+PLAN_YES = Exchange("plan_yes", "Plan first, then change (<<prompt>>).", [
+    [use("write", "write_file", path="<<x>>.txt", content="x"),
+     use("touch", "bash", command="touch <<y>>.txt")],
+    [use("exit", "exit_plan_mode", plan=PLAN)],
     [text("Approved; starting.")],
 ], stdin="y\n", files=NOTES, args=("--plan",))
 
@@ -512,23 +758,23 @@ def _(run):
 
 
 @check("s06", "plan_refuses", PLAN_YES, "in plan mode a changing call that comes anyway is "
-       "refused")
+       "refused, without asking")
 def _(run):
-    run.refused(1, "toolu_s06_write", "plan mode refuses a write")
-    run.refused(1, "toolu_s06_touch", "plan mode refuses a command that changes things")
-    for name in ("x.txt", "y.txt"):
+    run.refused(1, "write", "plan mode refuses a write")
+    run.refused(1, "touch", "plan mode refuses a command that changes things")
+    for name in ("<<x>>.txt", "<<y>>.txt"):
         if run.file(name) is not None:
-            raise Fail(f"{name} was created in plan mode; plan mode changes nothing.")
+            raise Fail(f"{run.v(name)} was created in plan mode; plan mode changes nothing.")
 
 
 @check("s06", "plan_approved", PLAN_YES, "exit_plan_mode shows the plan and asks; y writes it "
-       "under .agent/plans/ and the changing tools come back")
+       "under .agent/plans/ and the changing tools come back", follows=["plan_refuses"])
 def _(run):
-    run.printed("PLAN-LINE-x.txt", why="exit_plan_mode shows the plan before it asks")
-    run.ok(2, "toolu_s06_exit")
+    run.printed("<<plan_line>>.txt", why="exit_plan_mode shows the plan before it asks")
+    run.ok(2, "exit")
     folder = run.workdir / ".agent" / "plans"
     plans = sorted(folder.iterdir()) if folder.is_dir() else []
-    if len(plans) != 1 or plans[0].read_text(errors="replace").strip() != PLAN.strip():
+    if len(plans) != 1 or plans[0].read_text(errors="replace").strip() != run.v(PLAN).strip():
         said = plans[0].read_text(errors="replace") if len(plans) == 1 else None
         raise Fail(f".agent/plans/ holds {[plan.name for plan in plans]}"
                    f"{f' ({cut(said)!r})' if said else ''}; after y it should hold one file "
@@ -539,46 +785,51 @@ def _(run):
                    "come back.")
 
 
+def options(*labels):
+    return [{"label": label, "description": f"Option {label}."} for label in labels]
+
+
 QUESTIONS = [
     {"question": "Which database?", "header": "Database", "multiSelect": False,
-     "options": [{"label": "SQLite", "description": "One file."},
-                 {"label": "Postgres", "description": "A server."}]},
+     "options": options("<<sqlite>>", "<<postgres>>")},
     {"question": "What name?", "header": "Name", "multiSelect": False,
-     "options": [{"label": "app", "description": "Short."},
-                 {"label": "tool", "description": "Shorter."}]},
+     "options": options("<<app>>", "<<tool>>")},
+    {"question": "Which extras?", "header": "Extras", "multiSelect": True,
+     "options": options("<<docs>>", "<<tests>>", "<<ci>>")},
 ]
 
-# Two answers to the questions, then n to the plan. The y after it is for a program that
+# The answers to the questions, then n to the plan. The y after it is for a program that
 # wrongly leaves plan mode on n, and then asks before the write that follows.
-PLAN_NO = Exchange("plan_no", "Ask me, plan, and hear no.", [
-    [use("toolu_s06_ask", "ask_user_question", questions=QUESTIONS)],
-    [use("toolu_s06_rejected", "exit_plan_mode", plan=PLAN),
-     use("toolu_s06_after", "write_file", path="x.txt", content="x")],
+PLAN_NO = Exchange("plan_no", "Ask me, plan, and hear no (<<prompt>>).", [
+    [use("ask", "ask_user_question", questions=QUESTIONS)],
+    [use("rejected", "exit_plan_mode", plan=PLAN),
+     use("after", "write_file", path="<<x>>.txt", content="x")],
     [text("I will wait.")],
-], stdin="2\nmy own words\nn\ny\n", files=NOTES, args=("--plan",))
+], stdin="2\n<<own>>\n1,3\nn\ny\n", files=NOTES, args=("--plan",))
+
+
+@check("s06", "ask_user_question", PLAN_NO, "ask_user_question shows the questions and returns "
+       "the answers typed (a number picks an option; 1,3 picks two of a multiSelect question), "
+       "without s03's question")
+def _(run):
+    run.printed("Which database?", "<<sqlite>>", "<<postgres>>", "What name?", "Which extras?",
+                why="ask_user_question shows each question with its options")
+    run.ok(1, "ask", "<<postgres>>", "<<own>>", "<<docs>>", "<<ci>>")
 
 
 @check("s06", "plan_rejected", PLAN_NO, "n keeps plan mode: no plan file, no change; the turn "
-       "ends, or the model gets an is_error result")
+       "ends, or the model gets an is_error result", follows=["ask_user_question"])
 def _(run):
     folder = run.workdir / ".agent" / "plans"
     if folder.is_dir() and any(folder.iterdir()):
         raise Fail(f"After n, .agent/plans/ holds {sorted(p.name for p in folder.iterdir())}; "
                    "a rejected plan is not saved.")
-    if run.file("x.txt") is not None:
-        raise Fail("After n, the write_file in the same reply created x.txt; plan mode stays "
-                   "on, so it is refused.")
+    if run.file("<<x>>.txt") is not None:
+        raise Fail("After n, the write_file in the same reply created "
+                   f"{run.v('<<x>>.txt')}; plan mode stays on, so it is refused.")
     if len(run.requests) >= 3:  # the program went on after the rejection: what did it say?
-        run.refused(2, "toolu_s06_rejected", "the user answered n")
+        run.refused(2, "rejected", "the user answered n")
         offered = run.tools(3)
         if any(name in offered for name in CHANGING):
             raise Fail(f"After n, request 3 offers {offered}; plan mode stays on, so not "
                        "write_file or edit_file.")
-
-
-@check("s06", "ask_user_question", PLAN_NO, "ask_user_question shows the questions and returns "
-       "the answers typed (a number picks an option)")
-def _(run):
-    run.printed("Which database?", "SQLite", "Postgres", "What name?",
-                why="ask_user_question shows each question with its options")
-    run.ok(1, "toolu_s06_ask", "Postgres", "my own words")

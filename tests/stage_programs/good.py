@@ -128,8 +128,9 @@ def ask_user_question(questions):
         for number, option in enumerate(item["options"], 1):
             print(f"  {number}. {option['label']}: {option['description']}")
         answer = read("> ")
-        if answer.isdigit() and 1 <= int(answer) <= len(item["options"]):
-            answer = item["options"][int(answer) - 1]["label"]
+        numbers = answer.replace(",", " ").split()
+        if numbers and all(n.isdigit() and 1 <= int(n) <= len(item["options"]) for n in numbers):
+            answer = ", ".join(item["options"][int(n) - 1]["label"] for n in numbers)
         answers.append(f"{item['question']} {answer}")
     return "\n".join(answers)
 
@@ -159,8 +160,13 @@ def rule_matches(rule, name, tool_input):
     match = re.fullmatch(r"(\w+)(?:\((.*)\))?", rule)
     if not match or match[1] != name:
         return False
-    return match[2] is None or fnmatch.fnmatchcase(tool_input.get(SUBJECT.get(name), ""),
-                                                   match[2])
+    subject = tool_input.get(SUBJECT.get(name), "")
+    if SUBJECT.get(name) == "path":  # ./x, x and the absolute path are one file
+        try:
+            subject = str(inside(subject).relative_to(WORKDIR))
+        except (ToolError, ValueError):
+            pass
+    return match[2] is None or fnmatch.fnmatchcase(subject, match[2])
 
 
 def permitted(name, tool_input):
@@ -186,8 +192,11 @@ def run_hooks(event, **details):
                                           tool_name):
             continue
         payload = json.dumps({"hook_event_name": event, "cwd": str(WORKDIR), **details})
-        run = subprocess.run(entry["command"], shell=True, cwd=WORKDIR, input=payload,
-                             capture_output=True, text=True, timeout=entry.get("timeout", 10))
+        try:
+            run = subprocess.run(entry["command"], shell=True, cwd=WORKDIR, input=payload,
+                                 capture_output=True, text=True, timeout=entry.get("timeout", 10))
+        except subprocess.TimeoutExpired:  # stopped: a hook that failed, which decides nothing
+            continue
         if run.returncode == 2:
             return True, run.stderr.strip()
         if run.returncode == 0 and run.stdout.strip():

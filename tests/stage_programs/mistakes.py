@@ -1,9 +1,14 @@
-"""Learners' mistakes, one per check: each edits good.py (one replacement) into a program that
-fails that check. tests/test_stages.py runs each on its check's exchange and pins the checks
-that fail and the first line of the message.
+"""Learners' mistakes, at least one per check: each edits good.py (one replacement) into a
+program that breaks one rule of a lesson's "Build it yourself", and so fails that rule's check.
+tests/test_stages.py runs each on its check's exchange and pins the checks that fail and the
+first line of the message.
 
-    (check, the mistake in words, old text of good.py, new text, the checks of that exchange
-     that fail)
+    (label: the check, or check:variant when a check has several; the mistake in words; old
+     text of good.py; new text; the checks of that exchange that fail)
+
+Among them, the eleven wrong agents of issue 39, which the checker passed before its values
+were drawn for each run (the canned one its s01; the ten others all six stages): ISSUE_39
+names them.
 """
 
 MISTAKES = [
@@ -47,7 +52,7 @@ MISTAKES = [
     ("s02.edit_file", "edit_file writes new_string as the whole file",
      "target.write_text(text.replace(old_string, new_string))",
      "target.write_text(new_string)",
-     ["s02.edit_file", "s02.read_file"]),
+     ["s02.edit_file", "s02.edit_once", "s02.read_file"]),
     ("s02.glob", "glob lists every file, whatever the pattern",
      "for path in WORKDIR.glob(pattern)",
      'for path in WORKDIR.rglob("*") if path.is_file()',
@@ -70,7 +75,7 @@ MISTAKES = [
      ["s03.question_shows_call"]),
     ("s03.deny_rule", "the deny rules are read from the wrong key",
      'rules.get("deny", [])', 'rules.get("denied", [])',
-     ["s03.deny_rule"]),
+     ["s03.deny_rule", "s03.deny_spellings"]),
     ("s03.no_refuses", "only 'no' and no answer count as no; 'n' counts as yes",
      'not in ("y", "yes"):\n            raise ToolError("The user said no.")',
      'in ("no", ""):\n            raise ToolError("The user said no.")',
@@ -78,7 +83,7 @@ MISTAKES = [
     ("s03.eof_refuses", "the end of input counts as yes",
      "    except EOFError:  # the end of input: no answer, which is a no\n        return \"\"",
      "    except EOFError:  # the end of input: no answer, which is a no\n        return 'y'",
-     ["s03.eof_refuses"]),
+     ["s03.chains_ask", "s03.eof_refuses"]),
     ("s03.reads_run", "every command asks",
      'READ_ONLY = {"ls", "cat", "pwd", "head", "tail", "wc", "grep"}',
      "READ_ONLY = set()",
@@ -89,14 +94,15 @@ MISTAKES = [
     ("s04.hook_stdin", "the event names the tool under 'tool'",
      'blocked, words = run_hooks("PreToolUse", tool_name=name, tool_input=tool_input)',
      'blocked, words = run_hooks("PreToolUse", tool=name, tool_input=tool_input)',
-     ["s04.hook_stdin"]),
+     ["s04.hook_before_question", "s04.hook_stdin", "s04.hook_timeout", "s04.matchers",
+      "s04.post_only_after_success", "s04.post_tool_use_output"]),
     ("s04.pre_tool_use_blocks", "the hook's stderr does not reach the model",
      'raise ToolError(f"Blocked by a PreToolUse hook: {words}")',
      'raise ToolError("Blocked by a PreToolUse hook.")',
      ["s04.pre_tool_use_blocks"]),
     ("s04.post_tool_use_output", "the PostToolUse hooks' output is dropped",
      "        if words:\n            content += ", "        if False:\n            content += ",
-     ["s04.post_tool_use_output"]),
+     ["s04.matchers", "s04.post_tool_use_output"]),
     ("s04.stop_hook", "the Stop hooks never run",
      'blocked, words = run_hooks("Stop")', "blocked, words = False, ''",
      ["s04.stop_hook"]),
@@ -131,6 +137,112 @@ MISTAKES = [
      '    (WORKDIR / ".agent" / "plans" / "plan.md").write_text(plan)\n',
      ["s06.plan_rejected"]),
     ("s06.ask_user_question", "a number is passed on as it is, not as its option",
-     '            answer = item["options"][int(answer) - 1]["label"]', "            pass",
+     '            answer = ", ".join(item["options"][int(n) - 1]["label"] for n in numbers)',
+     "            pass",
+     ["s06.ask_user_question"]),
+    # ---- issue 39: the rules the checker had no exchange for, and its eleven wrong agents ----
+    ("s01.bash_output:canned", "bash never runs a shell: it knows the outputs of the three "
+     "commands the checker's s01 sent before its values were drawn",
+     "    run = subprocess.run(command, shell=True, cwd=WORKDIR, capture_output=True, text=True,\n"
+     "                         timeout=60)\n"
+     '    return f"{run.stdout}{run.stderr}[exit code {run.returncode}]"',
+     '    return {"echo hello-from-bash": "hello-from-bash\\n[exit code 0]",\n'
+     '            "echo broken >&2; exit 37": "broken\\n[exit code 37]",\n'
+     '            "echo again": "again\\n[exit code 0]"}.get(command, "[exit code 0]")',
+     ["s01.bash_output"]),
+    ("s01.first_request:model", "the model is written in, not read from MODEL_ID",
+     'MODEL = os.environ.get("MODEL_ID", "claude-sonnet-5-5")', 'MODEL = "claude-sonnet-5-5"',
+     ["s01.first_request"]),
+    ("s01.first_request:crash", "the program stops before its first request",
+     "client = anthropic.Anthropic()\n",
+     'client = anthropic.Anthropic()\nsys.exit("agent: no settings found")\n',
+     ["s01.first_request", "s01.tool_results", "s01.bash_output", "s01.history",
+      "s01.failing_command", "s01.final_text"]),
+    ("s01.tool_results:swapped", "each result carries the id of another call",
+     "    results = [run_tool(block) for block in uses]",
+     "    results = [dict(run_tool(block), tool_use_id=other.id)\n"
+     "               for block, other in zip(uses, uses[::-1], strict=True)]",
+     ["s01.tool_results", "s01.bash_output"]),
+    ("s02.outside_paths:prefix", "the workdir guard compares the paths as strings",
+     "    if target != WORKDIR and WORKDIR not in target.parents:",
+     "    if not str(target).startswith(str(WORKDIR)):",
+     ["s02.outside_paths"]),
+    ("s02.edit_once", "edit_file replaces every match, found once or not",
+     "    if count == 0 or (count > 1 and not replace_all):", "    if count == 0:",
+     ["s02.edit_once"]),
+    ("s02.glob:recursive", "glob searches every folder below",
+     "for path in WORKDIR.glob(pattern)", "for path in WORKDIR.rglob(pattern)",
+     ["s02.glob"]),
+    ("s03.chains_ask", "read-only is judged by the first word",
+     '    if re.search(r"[;&|<>`$]", command):\n        return False\n', "",
+     ["s03.chains_ask"]),
+    ("s03.deny_spellings", "deny rules are compared with the path as the model spelled it",
+     '    if SUBJECT.get(name) == "path":  # ./x, x and the absolute path are one file',
+     "    if False:",
+     ["s03.deny_rule", "s03.deny_spellings"]),
+    ("s03.deny_wins", "the allow rules are read before the deny rules",
+     '    subject = tool_input.get(SUBJECT.get(name, ""), "")\n',
+     '    subject = tool_input.get(SUBJECT.get(name, ""), "")\n'
+     '    if any(rule_matches(rule, name, tool_input) for rule in rules.get("allow", [])):\n'
+     "        return\n",
+     ["s03.deny_wins"]),
+    ("s03.deny_read", "deny rules cover the tools that change things only",
+     '    if any(rule_matches(rule, name, tool_input) for rule in rules.get("deny", [])):',
+     '    if name in CHANGING | {"bash"} and any(rule_matches(rule, name, tool_input)\n'
+     '                                          for rule in rules.get("deny", [])):',
+     ["s03.deny_read"]),
+    ("s04.hook_before_question", "the question comes before the PreToolUse hooks",
+     '        blocked, words = run_hooks("PreToolUse", tool_name=name, tool_input=tool_input)\n',
+     "        permitted(name, tool_input)\n"
+     '        blocked, words = run_hooks("PreToolUse", tool_name=name, tool_input=tool_input)\n',
+     ["s04.hook_before_question", "s04.hook_timeout", "s04.matchers"]),
+    ("s04.matchers:ignored", "a hook's matcher is ignored: every hook runs for every tool",
+     '        if tool_name and not re.fullmatch(entry.get("matcher", "*").replace("*", ".*"),\n'
+     "                                          tool_name):",
+     "        if False:",
+     ["s04.hook_before_question", "s04.hook_timeout", "s04.matchers",
+      "s04.post_only_after_success", "s04.post_tool_use_output"]),
+    ("s04.matchers:substring", "a matcher matches anywhere in the tool name",
+     'if tool_name and not re.fullmatch(entry.get("matcher", "*")',
+     'if tool_name and not re.search(entry.get("matcher", "*")',
+     ["s04.hook_before_question", "s04.hook_timeout", "s04.matchers"]),
+    ("s04.hook_timeout", "a hook's timeout is ignored",
+     'timeout=entry.get("timeout", 10))', "timeout=None)",
+     ["s04.hook_timeout"]),
+    ("s03.deny_rule:bare", "a rule without a pattern matches nothing",
+     "    return match[2] is None or fnmatch.fnmatchcase(subject, match[2])",
+     "    return match[2] is not None and fnmatch.fnmatchcase(subject, match[2])",
+     ["s03.deny_rule"]),
+    ("s04.post_only_after_success", "PostToolUse hooks run after a failed call too",
+     "    except (ToolError, OSError, TypeError, ValueError) as error:\n",
+     "    except (ToolError, OSError, TypeError, ValueError) as error:\n"
+     '        run_hooks("PostToolUse", tool_name=name, tool_input=tool_input)\n',
+     ["s04.post_only_after_success"]),
+    ("s04.stop_limit", "no cap on how often Stop hooks send the model back",
+     "        if blocked and sent_back < 3:", "        if blocked:",
+     ["s04.stop_limit"]),
+    ("s04.stop_hook:exit_0", "a Stop hook that exits 0 sends the model back too",
+     'blocked, words = run_hooks("Stop")', 'blocked, words = True, run_hooks("Stop")[1]',
+     ["s04.stop_hook"]),
+    ("s05.valid_list:asks", "todo_write asks first, as a write does",
+     '    if name in CHANGING or (name == "bash" and not is_read_only(subject)):',
+     '    if name in CHANGING | {"todo_write"} or (name == "bash" and not is_read_only(subject)):',
+     ["s05.reminder_after_results", "s05.reminder_count", "s05.valid_list"]),
+    ("s05.invalid_list:unknown_field", "todo_write accepts unknown fields",
+     'if set(item) - {"content", "status", "activeForm"}:', "if False:",
+     ["s05.invalid_list"]),
+    ("s05.reminder_after_results:own_turn", "the reminder comes in a user turn of its own",
+     '    messages.append({"role": "user", "content": results + extra})',
+     '    messages.append({"role": "user", "content": results})\n'
+     '    messages.extend([{"role": "user", "content": extra}] if extra else [])',
+     ["s05.invalid_list", "s05.reminder_after_results", "s05.reminder_count"]),
+    ("s06.ask_user_question:one_pick", "a multiSelect answer picks one option at most",
+     '        numbers = answer.replace(",", " ").split()', "        numbers = [answer]",
      ["s06.ask_user_question"]),
 ]
+
+# The eleven wrong agents of issue 39 (its first list), which the checker passed before.
+ISSUE_39 = ["s01.bash_output:canned", "s03.chains_ask", "s03.deny_spellings", "s03.deny_wins",
+            "s04.stop_limit", "s04.matchers:ignored", "s04.matchers:substring",
+            "s02.outside_paths:prefix", "s02.edit_once", "s02.glob:recursive",
+            "s05.invalid_list:unknown_field"]
