@@ -3,6 +3,8 @@
 The chapters never import this package: each sNN_*/code.py stays self-contained.
 
     CHAPTERS, ROOT                      the chapter folders, in order, and the repository
+    CHANGES, CORE                       per chapter: the carried sections it changes, and the
+                                        core tests every exercise's solved copy must pass
     PLAY                                the checkout's folder for the learner's copies and traces
     sections(source)                    the banner grammar of code.py: [(title, chapter, text)]
     section_map(name)                   the same as {title: ((kind, chapter), text)}, by chapter
@@ -19,7 +21,9 @@ loopback Messages API of course.api (which the live tests use too).
 """
 
 from course.chapters import (
+    CHANGES,
     CHAPTERS,
+    CORE,
     LIVE_VARIABLES,
     PLAY,
     ROOT,
@@ -32,7 +36,9 @@ from course.chapters import (
 )
 
 __all__ = [
+    "CHANGES",
     "CHAPTERS",
+    "CORE",
     "LIVE_VARIABLES",
     "PLAY",
     "ROOT",

@@ -156,7 +156,11 @@ def reply(*blocks, stop_reason=None):
 
 class FakeClient:
     """client.messages.create() returns the given replies in order and keeps a copy of every
-    request; one call more than there are replies fails the check."""
+    request, taken at call time; one call more than there are replies fails with Missing.
+
+    A reply may also be an exception (raised instead) or a function of the request (called, and
+    its result used: for a test that acts mid-call). The chapter tests use this client too.
+    """
 
     def __init__(self, *replies):
         self.replies = list(replies)
@@ -168,10 +172,16 @@ class FakeClient:
         if not self.replies:
             raise Missing(f"the loop called the model again after the {len(self.calls) - 1} "
                           "replies this check expected it to need.")
-        return self.replies.pop(0)
+        next_reply = self.replies.pop(0)
+        if callable(next_reply) and not isinstance(next_reply, Message):
+            next_reply = next_reply(request)
+        if isinstance(next_reply, BaseException):
+            raise next_reply
+        return next_reply
 
 
 def new_session(chapter, client, workdir, **extra):
+    """A Session of that chapter module with the test model."""
     return chapter.Session(client=client, model=MODEL, workdir=Path(workdir), **extra)
 
 

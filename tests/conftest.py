@@ -74,6 +74,26 @@ def _sockets_stay_blocked():
     yield
 
 
+def pytest_generate_tests(metafunc):
+    """A test that takes `chapter` runs once for each chapter in its file's CHAPTERS (every
+    chapter present, if the file has none), unless the test gives its own."""
+    own = any("chapter" in str(marker.args[0]).replace(" ", "").split(",")
+              for marker in metafunc.definition.iter_markers("parametrize"))
+    if "chapter" in metafunc.fixturenames and not own:
+        import support
+
+        names = getattr(metafunc.module, "CHAPTERS", support.PRESENT)
+        metafunc.parametrize("chapter", names, indirect=True)
+
+
+@pytest.fixture
+def chapter(request):
+    """A fresh module of the chapter's code.py (support.load_chapter)."""
+    import support
+
+    return support.load_chapter(request.param)
+
+
 @pytest.fixture
 def keyboard(monkeypatch):
     """The user at the keyboard: keyboard.feed(...) lines for input(); EOF after the last one.
@@ -89,6 +109,37 @@ def keyboard(monkeypatch):
 
     monkeypatch.setattr("builtins.input", fake_input)
     return state
+
+
+class Answers:
+    """Stands in for input(): hands out the given lines in order, None meaning EOF.
+
+    Every prompt shown is kept, so a test can assert which questions were asked.
+    """
+
+    def __init__(self, *lines):
+        self.lines = list(lines)
+        self.prompts = []
+
+    def __call__(self, prompt=""):
+        self.prompts.append(prompt)
+        if not self.lines:
+            raise AssertionError(f"an unexpected question: {prompt!r}")
+        line = self.lines.pop(0)
+        if line is None:
+            raise EOFError
+        return line
+
+
+@pytest.fixture
+def answers(monkeypatch):
+    """answers(*lines) installs the user's answers and returns them (.prompts: the questions
+    asked); with none, any question fails the test."""
+    def install(*lines):
+        fake = Answers(*lines)
+        monkeypatch.setattr("builtins.input", fake)
+        return fake
+    return install
 
 
 @pytest.fixture

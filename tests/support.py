@@ -8,7 +8,6 @@ time, so a test can assert the exact requests with ==.
 
 import atexit
 import contextlib
-import copy
 import gc
 import http.server
 import itertools
@@ -17,17 +16,19 @@ import signal
 import tempfile
 import threading
 from pathlib import Path
-from types import SimpleNamespace
 
 from anthropic.types import Message
 
 from course import CHAPTERS, ROOT, offline_environment
 
-# The loader and the message builders a learner's exercise checks use too: one source for both.
+# The loader, the fake client and the message builders a learner's exercise checks use too:
+# one source for both.
 from course.check import (  # noqa: F401
     MODEL,
+    FakeClient,
     assistant,
     fresh_module,
+    new_session,
     reply,
     result,
     text,
@@ -43,34 +44,6 @@ _loads = itertools.count()
 def load_chapter(name):
     """A fresh module object for <name>/code.py."""
     return fresh_module(ROOT / name / "code.py", f"{name}_code_{next(_loads)}")
-
-
-# ---- replies -----------------------------------------------------------
-
-# ---- the fake client -----------------------------------------------------
-
-class FakeClient:
-    """client.messages.create() returns the given replies in order.
-
-    A reply may also be an exception (raised instead) or a function of the
-    request (called, and its result used: for a test that acts mid-call).
-    """
-
-    def __init__(self, *replies):
-        self.replies = list(replies)
-        self.calls = []
-        self.messages = SimpleNamespace(create=self.create)
-
-    def create(self, **request):
-        self.calls.append(copy.deepcopy(request))
-        if not self.replies:
-            raise AssertionError("the loop called the model more often than the test expected")
-        next_reply = self.replies.pop(0)
-        if callable(next_reply) and not isinstance(next_reply, Message):
-            next_reply = next_reply(request)
-        if isinstance(next_reply, BaseException):
-            raise next_reply
-        return next_reply
 
 
 @contextlib.contextmanager
@@ -91,11 +64,6 @@ def ctrl_c_delivered():
         if collecting:
             gc.enable()
         signal.signal(signal.SIGINT, old_handler)
-
-
-def new_session(chapter, client, workdir, **extra):
-    """A Session of that chapter module with the test model."""
-    return chapter.Session(client=client, model=MODEL, workdir=Path(workdir), **extra)
 
 
 def no_process(*args, **kwargs):

@@ -27,7 +27,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from course import read_scenario
+from course import CHANGES, read_scenario
 from course import section_map as sections
 from runner import Runner
 from support import CHAPTERS, PRESENT, ROOT, clean_env, load_chapter, read_trace
@@ -347,31 +347,11 @@ def test_a_chapter_imports_only_the_standard_library_anthropic_and_dotenv(name):
 # banners. The idea comes first (the loop, the tools, then each chapter's own
 # sections, in the order the chapters added them), then the harness banner,
 # then the machinery. A section carried over is byte-identical to the previous
-# chapter's, unless this table says the chapter changes it; a chapter's own
+# chapter's, unless course/chapters.py's CHANGES says the chapter changes it; a chapter's own
 # sections say "(new in sNN)" in their banner.
 
 HARNESS = "THE HARNESS: what keeps it safe and runnable (skip on a first read)"
 
-CHANGES = {
-    "s02_tools": {"SYSTEM PROMPT", "THE TOOLS", "TOOL RESULTS AND INPUT CHECKS"},
-    "s03_permissions": {"THE TOOLS", "THE SESSION", "THE COMMAND LINE"},
-    "s04_hooks": {"THE AGENT LOOP", "THE TOOLS", "THE SESSION", "THE COMMAND LINE"},
-    "s05_todo_write": {
-        "SYSTEM PROMPT",
-        "THE AGENT LOOP",
-        "THE TOOLS",
-        "PERMISSIONS",
-        "THE SESSION",
-        "THE COMMAND LINE",
-    },
-    "s06_plan_mode": {
-        "THE AGENT LOOP",
-        "PERMISSIONS",
-        "CALLING THE MODEL",
-        "THE SESSION",
-        "THE COMMAND LINE",
-    },
-}
 
 
 PAIRS = [(old, new) for old, new in zip(CHAPTERS, CHAPTERS[1:], strict=False)

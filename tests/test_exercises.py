@@ -6,9 +6,9 @@ course/exercises.py):
 - on the chapter as shipped, the check fails, and the first line of its message is a sentence;
 - `git apply` puts the solution on a temporary copy of the chapter folder, and there the check
   passes;
-- in that copy, the chapter's core tests still pass (CORE below: five exact-shape tests per
-  chapter, of its loop and of the sections its exercises touch, each in its first case for the
-  chapter), and each test that the solution's header lists as changed on purpose fails;
+- in that copy, the chapter's core tests still pass (CORE in course/chapters.py: five exact-shape
+  tests per chapter, of its loop and of the sections its exercises touch, each in its first case
+  for the chapter), and each test that the solution's header lists as changed on purpose fails;
 - what the model sees (system prompt, tools) is the reviewed golden file, plus at its end the
   tools the header says the solution adds, and nothing else; the core tests compare the requests
   with that.
@@ -40,6 +40,7 @@ from _pytest.runner import runtestprotocol
 from _pytest.unraisableexception import gc_collect_iterations_key
 
 import support
+from course import CORE
 from course import check as course_check
 from course.check import Missing
 from course.exercises import exercises, lesson_section, render
@@ -47,57 +48,6 @@ from support import PRESENT, ROOT
 
 EXERCISES = {f"{e.chapter}-ex{e.number}": e for chapter in PRESENT for e in exercises(chapter)}
 
-# The chapter tests each solved copy must still pass (those its header lists aside): of each,
-# its first case that loads the chapter. (In a solution's header, a name without [...] means
-# every case of that test that loads the chapter.)
-CORE = {
-    "s01_loop": [
-        "tests/test_s01_loop.py::test_one_tool_round_sends_the_result_back_and_ends_on_the_answer",
-        "tests/test_s01_loop.py::test_max_tokens_with_a_tool_use_does_not_run_it_but_still_answers"
-        "_it",
-        "tests/test_s01_loop.py::test_api_error_after_a_tool_round_keeps_the_history_and_the_next"
-        "_prompt_joins_it",
-        "tests/test_s01_loop.py::test_catastrophic_commands_are_refused_without_running",
-        "tests/test_s01_loop.py::test_output_at_the_limit_is_kept_whole",
-    ],
-    "s02_tools": [
-        # (not test_a_turn_with_file_tools_...: it starts a python3, a second or so for three)
-        "tests/test_s01_loop.py::test_one_tool_round_sends_the_result_back_and_ends_on_the_answer",
-        "tests/test_s02_tools.py::test_bad_file_tool_input_is_an_error_and_touches_nothing",
-        "tests/test_s02_tools.py::test_glob_lists_matching_files_sorted_and_relative",
-        "tests/test_s02_tools.py::test_glob_skips_files_that_symlinks_lead_outside_to",
-        "tests/test_s02_tools.py::test_guard_refuses_paths_that_lead_out",
-    ],
-    "s03_permissions": [
-        "tests/test_s03_permissions.py::test_a_read_only_command_runs_without_asking",
-        "tests/test_s03_permissions.py::test_each_mode_decides_what_asks",
-        "tests/test_s03_permissions.py::test_check_permission_table",
-        "tests/test_s03_permissions.py::test_rules_in_a_whole_turn",
-        "tests/test_s03_permissions.py::test_a_bad_settings_file_raises_naming_the_file_and_the"
-        "_problem",
-    ],
-    "s04_hooks": [
-        "tests/test_s04_hooks.py::test_user_prompt_submit_context_follows_the_prompt",
-        "tests/test_s04_hooks.py::test_pre_tool_use_block_beats_bypass_mode",
-        "tests/test_s04_hooks.py::test_pre_tool_use_allow_never_lifts_a_deny",
-        "tests/test_s04_hooks.py::test_post_tool_use_feedback_is_added_to_the_result",
-        "tests/test_s04_hooks.py::test_stop_block_sends_the_model_back_to_work",
-    ],
-    "s05_todo_write": [
-        "tests/test_s05_todo_write.py::test_the_reminder_ends_the_third_rounds_user_turn",
-        "tests/test_s05_todo_write.py::test_a_todo_write_that_passes_moves_the_reminder",
-        "tests/test_s05_todo_write.py::test_a_failed_todo_write_does_not_reset_the_count",
-        "tests/test_s05_todo_write.py::test_validate_todos_refuses",
-        "tests/test_s05_todo_write.py::test_an_invalid_list_keeps_the_old_one",
-    ],
-    "s06_plan_mode": [
-        "tests/test_s06_plan_mode.py::test_the_tools_offered_in_and_out_of_plan_mode",
-        "tests/test_s06_plan_mode.py::test_changing_calls_are_refused_in_plan_mode",
-        "tests/test_s06_plan_mode.py::test_reading_calls_run_in_plan_mode_without_asking",
-        "tests/test_s06_plan_mode.py::test_bash_that_writes_is_refused_in_plan_mode",
-        "tests/test_s06_plan_mode.py::test_approval_saves_the_plan_and_ends_plan_mode",
-    ],
-}
 
 _checks = {}
 RERUNS = 0  # how many chapter tests the nested session ran (tests/time_exercises.py prints it)

@@ -41,11 +41,6 @@ MADE_UP = ("a file the shell names for it",
            "with $, ` or a glob on a dot name, it may be .agent, .git or .env")
 
 
-@pytest.fixture(params=CHAPTERS)
-def chapter(request):
-    return load_chapter(request.param)
-
-
 def decide(chapter, workdir, name, tool_input, **extra):
     session = new_session(chapter, FakeClient(), workdir, **extra)
     return chapter.check_permission(session, name, tool_input)

@@ -22,7 +22,6 @@ SDK's sleep is replaced by one that notes how long it was asked to wait.
 """
 
 import copy
-import functools
 import json
 import socket
 from concurrent.futures import ThreadPoolExecutor
@@ -50,7 +49,6 @@ from support import (
 )
 
 KEY = "sk-ant-test-LOOPBACK-0123456789"
-chapter_module = functools.cache(load_chapter)  # one module per chapter for this file
 
 
 def differs_from_the_chapter_before(section):
@@ -64,23 +62,18 @@ def differs_from_the_chapter_before(section):
 # bash tool they run in these tests is allowed, in bypass mode from s03 on: the tools' own
 # differences are the chapters' own tests.) The call itself (CALLING THE MODEL) is the same
 # in every chapter but for the tools s06 offers: the first and the last chapter.
-LOOPS = differs_from_the_chapter_before("THE AGENT LOOP")
+CHAPTERS = differs_from_the_chapter_before("THE AGENT LOOP")
 EDGES = [PRESENT[0], PRESENT[-1]]
-
-
-@pytest.fixture(params=LOOPS)
-def chapter(request):
-    return chapter_module(request.param)
 
 
 @pytest.fixture(params=EDGES)
 def edge(request):
-    return chapter_module(request.param)
+    return load_chapter(request.param)
 
 
 @pytest.fixture(params=PRESENT)
 def every(request):
-    return chapter_module(request.param)
+    return load_chapter(request.param)
 
 
 @pytest.fixture
@@ -324,7 +317,7 @@ TOO_LONG = {
 def test_a_conversation_too_long_takes_the_turn_back_and_clear_starts_one_that_works(
     name, kind, api, tmp_path, capsys
 ):
-    chapter = chapter_module(name)
+    chapter = load_chapter(name)
     failure, line = TOO_LONG[kind]
     session = live_session(chapter, api, tmp_path)
     earlier = hello(chapter, session, api, capsys)
@@ -722,7 +715,7 @@ def test_clear_empties_the_history_and_keeps_the_chapters_settings(every, tmp_pa
 
 
 def test_clear_in_plan_mode_keeps_it_on_and_the_new_conversation_hears_of_it(tmp_path, capsys):
-    s06 = chapter_module("s06_plan_mode")
+    s06 = load_chapter("s06_plan_mode")
     client = support.FakeClient(support.reply(text("Planning.")))
     session = new_session(s06, client, tmp_path, plan_mode=True,
                           messages=[user(text("hi")), assistant(text("Hello."))],

@@ -41,11 +41,6 @@ HOME_NOTE = "  (also HOME for the tools, offline)"
 SCRIPT = {"prompt": "say hi", "turns": [{"content": [{"type": "text", "text": "Hi."}]}]}
 
 
-@pytest.fixture(params=PRESENT)
-def chapter(request):
-    return load_chapter(request.param)
-
-
 def scenario(name):
     return json.loads((ROOT / name / "scenario.json").read_text(encoding="utf-8"))
 

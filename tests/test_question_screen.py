@@ -12,7 +12,7 @@ import pytest
 import support
 from support import FakeClient, load_chapter, new_session, reply, text, tool_use
 
-QUESTION_CHAPTERS = [name for name in support.PRESENT if name >= "s03"]
+CHAPTERS = [name for name in support.PRESENT if name >= "s03"]
 FILE_CHAPTERS = [name for name in support.PRESENT if name >= "s02"]
 
 ASK = "    [y] yes  [a] always (saved to .agent/settings.json)  [n] no: "
@@ -33,11 +33,6 @@ def asked(chapter, tmp_path, keyboard, capsys, tool_input, name="bash"):
     chapter.run_turn(new_session(chapter, client, tmp_path), "go")
     lines = capsys.readouterr().out.splitlines()
     return lines[:lines.index("n") + 1], keyboard.asked
-
-
-@pytest.fixture(params=QUESTION_CHAPTERS)
-def chapter(request):
-    return load_chapter(request.param)
 
 
 def test_6000_spaces_are_one_marker_and_the_long_command_is_not_offered_always(

@@ -1,6 +1,6 @@
 """s01_loop: the loop, the bash tool, stop reasons, API errors, interrupts.
 
-The loop tests run against every chapter in LOOP_CHAPTERS: the loop does not
+The loop tests run against every chapter in CHAPTERS: the loop does not
 change from s01 to s02, so the same exchanges must give the same requests and
 the same history. Add a chapter to the list when its loop should behave the same.
 """
@@ -35,14 +35,9 @@ from support import (
     wire_client,
 )
 
-LOOP_CHAPTERS = ["s01_loop", "s02_tools"]
+CHAPTERS = ["s01_loop", "s02_tools"]
 
 INTERRUPTED = "Interrupted by the user."
-
-
-@pytest.fixture(params=LOOP_CHAPTERS)
-def chapter(request):
-    return load_chapter(request.param)
 
 
 @pytest.fixture

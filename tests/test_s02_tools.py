@@ -1,6 +1,6 @@
 """s02_tools: the dispatch map, the file tools and the workspace guard.
 
-The loop itself is tested for s02 as well in test_s01_loop.py (LOOP_CHAPTERS).
+The loop itself is tested for s02 as well in test_s01_loop.py (its CHAPTERS).
 Here: what s02 adds. Every tool result is compared whole, text and is_error.
 """
 

@@ -5,7 +5,6 @@ forward unchanged); the done-when runs and the command-line checks of a bad
 settings file run the s03 program itself as a learner does.
 """
 
-import builtins
 import json
 import os
 from pathlib import Path
@@ -40,41 +39,6 @@ ROOT_DENIED = (
     "Denied: this command deletes the root or home folder. It is never allowed, in any mode."
 )
 MODE_LINE = "mode: {}   (modes: default, accept_edits, bypass)\n"
-
-
-@pytest.fixture(params=CHAPTERS)
-def chapter(request):
-    return load_chapter(request.param)
-
-
-class Answers:
-    """Stands in for input(): hands out the given lines in order, None meaning EOF.
-
-    Every prompt shown is kept, so a test can assert which questions were asked.
-    """
-
-    def __init__(self, *lines):
-        self.lines = list(lines)
-        self.prompts = []
-
-    def __call__(self, prompt=""):
-        self.prompts.append(prompt)
-        if not self.lines:
-            raise AssertionError(f"an unexpected question: {prompt!r}")
-        line = self.lines.pop(0)
-        if line is None:
-            raise EOFError
-        return line
-
-
-@pytest.fixture
-def answers(monkeypatch):
-    """answers(*lines) installs the user's answers; with none, any question fails the test."""
-    def install(*lines):
-        fake = Answers(*lines)
-        monkeypatch.setattr(builtins, "input", fake)
-        return fake
-    return install
 
 
 def write_settings(workdir, settings):

@@ -39,11 +39,6 @@ NO_ALWAYS = "    [a] always is not offered: this is not one plain command."
 SETTINGS = {"permissions": {"deny": ["bash(rm*)"]}}
 
 
-@pytest.fixture(params=CHAPTERS)
-def chapter(request):
-    return load_chapter(request.param)
-
-
 def one_call(chapter, workdir, call, **extra):
     """A session whose model makes one call, then says "Done."."""
     client = FakeClient(reply(call), reply(text("Done.")))

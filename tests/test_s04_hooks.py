@@ -5,7 +5,6 @@ every chapter from s04 on; the done-when run and the command-line check of bad
 hook settings run the s04 program itself as a learner does.
 """
 
-import builtins
 import copy
 import json
 import os
@@ -22,7 +21,6 @@ from support import (
     FakeClient,
     assistant,
     ctrl_c_delivered,
-    load_chapter,
     new_session,
     read_trace,
     reply,
@@ -36,30 +34,6 @@ from support import (
 
 CHAPTERS = [name for name in support.PRESENT if name >= "s04"]
 EVENTS = "UserPromptSubmit, PreToolUse, PostToolUse, Stop"
-
-
-@pytest.fixture(params=CHAPTERS)
-def chapter(request):
-    return load_chapter(request.param)
-
-
-@pytest.fixture
-def answers(monkeypatch):
-    """answers(*lines) stands in for input(); None is EOF; one question too many fails the test."""
-    def install(*lines):
-        lines, prompts = list(lines), []
-
-        def fake_input(prompt=""):
-            prompts.append(prompt)
-            if not lines:
-                raise AssertionError(f"an unexpected question: {prompt!r}")
-            line = lines.pop(0)
-            if line is None:
-                raise EOFError
-            return line
-        monkeypatch.setattr(builtins, "input", fake_input)
-        return prompts
-    return install
 
 
 def recorder(decision=None):
@@ -169,7 +143,7 @@ def test_pre_tool_use_block_beats_bypass_mode(chapter, tmp_path, answers):
     assert on_bash.events == [{"hook_event_name": "PreToolUse", "cwd": cwd, "tool_name": "bash",
                                "tool_input": {"command": "echo hi"}}]
     assert never.events == []
-    assert asked == []
+    assert asked.prompts == []
     assert os.listdir(tmp_path) == []
 
 
@@ -186,7 +160,7 @@ def test_pre_tool_use_allow_spares_the_question(chapter, tmp_path, answers):
     second = first + [assistant(call), user(result("toolu_1", "Created a.txt (1 characters)."))]
     assert client.calls == [request(chapter, session, first), request(chapter, session, second)]
     assert session.messages == second + [assistant(text("Written."))]
-    assert asked == []
+    assert asked.prompts == []
     assert (tmp_path / "a.txt").read_text() == "a"
 
 
@@ -224,7 +198,7 @@ def test_pre_tool_use_allow_never_lifts_a_deny(chapter, tmp_path, answers, monke
     assert client.calls == [request(chapter, session, first), request(chapter, session, second)]
     assert session.messages == second + [assistant(text("Denied twice."))]
     assert [event["tool_name"] for event in hook.events] == ["write_file", "bash"]
-    assert asked == []
+    assert asked.prompts == []
     assert os.listdir(tmp_path) == []
 
 
@@ -526,7 +500,7 @@ def test_a_command_hook_json_allow_spares_the_question(chapter, tmp_path, answer
         user(result("toolu_1", "Created a.txt (1 characters).")),
         assistant(text("Written.")),
     ]
-    assert asked == []
+    assert asked.prompts == []
 
 
 def test_command_hooks_get_the_event_as_json_on_stdin(chapter, tmp_path):

@@ -15,7 +15,6 @@ import support
 from support import (
     FakeClient,
     assistant,
-    load_chapter,
     new_session,
     reply,
     result,
@@ -27,11 +26,6 @@ from test_s05_todo_write import INVALID, OLD
 
 CHAPTERS = [name for name in support.PRESENT if name >= "s05"]
 LISTS = [param for param in INVALID if isinstance(param.values[0], list)]
-
-
-@pytest.fixture(params=CHAPTERS)
-def chapter(request):
-    return load_chapter(request.param)
 
 
 @pytest.mark.parametrize("todos, error", LISTS)
