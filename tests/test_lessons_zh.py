@@ -610,6 +610,28 @@ def test_a_section_renders_each_glossary_term_its_english_section_uses(name):
     assert missing == {}
 
 
+def site_strings():
+    """The site's Chinese strings (web/sitebuild/strings.py, which imports only the standard
+    library and course.translations), by key."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("site_strings",
+                                                  ROOT / "web" / "sitebuild" / "strings.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.STRINGS[LANGUAGE]
+
+
+def test_the_site_strings_use_no_rendering_the_glossary_rejects_and_no_lone_round():
+    # The captions of the Run tab are made of these strings too (web/sitebuild/captions.py).
+    rejected = [word for _term, _chinese, avoided in glossary() for word in avoided]
+    texts = {key: " ".join(value.values()) if isinstance(value, dict) else str(value)
+             for key, value in site_strings().items()}
+    found = {key: [word for word in rejected if word in text] + LONE_ROUND.findall(text)
+             for key, text in texts.items()}
+    assert {key: words for key, words in found.items() if words} == {}
+
+
 # 轮 alone is ambiguous: a turn is 轮次, a round of tool calls 一轮工具调用, or 工具轮 for short
 # (GLOSSARY.zh-CN.md);
 # 轮到 (“轮到模型”) is another word.
