@@ -433,13 +433,13 @@ def test_the_lessons_links_to_the_course_readme_land_on_its_sections(site):
     out, _ = site
     lesson = (out / "s01_loop.html").read_text(encoding="utf-8")
     assert re.findall(r'href="(readme\.html[^"]*)"', lesson) == [
-        "readme.html#lesson-the-chapters", "readme.html#lesson-live-or-offline", "readme.html"]
+        "readme.html", "readme.html#lesson-the-command-line", "readme.html#lesson-live-or-offline"]
     readme = (out / "readme.html").read_text(encoding="utf-8")
     assert '<h2 id="lesson-live-or-offline">Live or offline</h2>' in readme
     assert "<td>0</td>" in readme  # the exit codes' table
     chinese = (out / ZH / "s01_loop.html").read_text(encoding="utf-8")
     assert re.findall(r'href="(readme\.html[^"]*)"', chinese) == [
-        "readme.html#lesson-the-chapters", "readme.html#lesson-live-or-offline", "readme.html"]
+        "readme.html", "readme.html#lesson-the-command-line", "readme.html#lesson-live-or-offline"]
     assert 'id="lesson-live-or-offline"' in (out / ZH / "readme.html").read_text()
 
 
