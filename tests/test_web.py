@@ -856,15 +856,15 @@ def test_the_captions_are_computed_in_chinese_too():
         "提示词发给模型；模型要调用 2 个工具：write_file、bash；"
         "harness 询问是否允许 write_file；用户选了 y，即“yes”。",
         "bash 被拒绝：“this command deletes the home folder”；"
-        "这一轮加入了一条提醒：“Update your todos”；"
-        "这一轮加入了 Stop hook 的话；模型提交了计划；"
+        "这个轮次加入了一条提醒：“Update your todos”；"
+        "这个轮次加入了 Stop hook 的话；模型提交了计划；"
         "模型向用户提了一个问题；"
         "harness 请用户批准计划；用户回答“make it shorter: y”；"
         "用户回答“Ada”。",
         "计划已批准：保存在 .agent/plans/p.md；"
         "用户的回答发回给模型：“The user answered: Ada”；"
         "某个工具返回了错误：“Items 1, 2 are all in_progress”；"
-        "模型没有调用工具就作答（stop_reason end_turn）：这一轮结束。",
+        "模型没有调用工具就作答（stop_reason end_turn）：这个轮次结束。",
     ]
 
 
