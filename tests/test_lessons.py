@@ -374,9 +374,13 @@ def test_the_reading_time_counts_code_at_half_the_pace_of_prose_and_stops_the_co
     assert reading_time.counts("## 问题\n\n模型只会写字，`bash` 能跑。\n") == (1, 10, 0)
 
 
-def test_the_readme_gets_a_learner_to_the_first_command_in_400_words():
+def test_the_readme_gets_a_learner_to_the_first_command_in_400_words_and_keeps_reference_last():
+    # Start, the chapters and Build it yourself first; the command line and the rest after them.
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    titles = [title for _, title in headings(readme)]
     assert reading_time.readme_words(readme) <= reading_time.README_LIMIT
+    assert titles[:5] == ["Start", "The chapters", "Build it yourself", "The command line",
+                          "Live or offline"]
 
 
 @pytest.mark.parametrize("name", LESSONS)
