@@ -42,7 +42,8 @@ SECTION = "## Exercises\n"
 NEXT = "## Next"
 
 INTRODUCTION = (
-    "Each exercise asks for a change to this chapter's `code.py`. Its check, run from the "
+    "Each exercise asks for a change to this chapter's `code.py`, or for a file it reads. Its "
+    "check, run from the "
     "repository root, fails until the change is done, and says in one line what is still "
     "missing. The reference solutions are patches in `exercises/solutions/`: try first, then "
     "compare."

@@ -41,16 +41,16 @@ import pytest
 
 import course
 import course.stages
-from course import changes, read_scenario
-from course.translations import is_language_line
+import reading_time
+from course import changes, diagrams, read_scenario
 from support import PRESENT, ROOT, clean_env, loopback_messages_api, message_json, shared_runner
 
 LESSONS = [name for name in PRESENT if (ROOT / name / "README.md").exists()]
 
-MAIN_BODY_LIMIT = 6000  # characters, from the title to the first of END_OF_MAIN_BODY
-END_OF_MAIN_BODY = ("Making it hold", "How real harnesses do it", "Run it", "What you will see",
-                    "Exercises", "Next")
-FIRST_HEADINGS = ["The problem", "The idea", "What changed"]
+FIRST_HEADINGS = ["The problem", "The idea"]
+CORE_END = ["Run it", "What you will see", "Going deeper"]  # the core ends with the run
+DEEPER = {"What changed", "Making it hold", "How real harnesses do it"}  # after Going deeper
+LAST_HEADINGS = ["Build it yourself", "Exercises", "Next"]
 FIRST_SCREEN = 30  # lines: the idea's first code block must start within them
 HONEST = "(This is a scripted model, and its script was written for the prompt:"
 
@@ -115,15 +115,6 @@ def section_text(text, title):
             following = found[position + 1][0] if position + 1 < len(found) else len(lines)
             return lines[number + 1 : following]
     return None
-
-
-def main_body(text):
-    """From the title to the first heading of the edge cases, the runs or the exercises. The
-    line that links to the page in the other language is the page's, not the lesson's."""
-    lines = text.splitlines(keepends=True)
-    ends = [number for number, title in headings(text) if title in END_OF_MAIN_BODY]
-    return "".join(line for line in lines[: ends[0] if ends else len(lines)]
-                   if not is_language_line(line))
 
 
 # ======================================================================
@@ -297,10 +288,10 @@ def test_every_code_fence_names_its_language(source):
 
 
 @pytest.mark.parametrize("name", LESSONS)
-def test_the_first_screen_holds_the_problem_in_one_paragraph_then_the_idea_then_the_table(name):
+def test_the_first_screen_holds_the_problem_in_one_paragraph_then_the_idea(name):
     text = lesson(name)
     found = headings(text)
-    assert [title for _, title in found[:3]] == FIRST_HEADINGS
+    assert [title for _, title in found[:2]] == FIRST_HEADINGS
     idea_blocks = [block for block in parse_blocks(text, name)
                    if found[1][0] < block.start < found[2][0]]
     assert idea_blocks[0].start < FIRST_SCREEN
@@ -349,13 +340,73 @@ def test_on_the_site_a_lesson_shows_no_marker_and_its_table_links_to_the_code():
         assert ("&lt;!--" in body, f'<a href="{name}.html#code-L' in body) == (False, True)
 
 
-GENERATED_TABLE = re.compile(r"<!-- what-changed:begin -->.*?<!-- what-changed:end -->", re.S)
+@pytest.mark.parametrize("name", LESSONS)
+def test_the_core_comes_first_then_going_deeper_then_the_stage_and_the_exercises(name):
+    # The site folds everything after `## Going deeper`: the core is what comes before it.
+    titles = [title for _, title in headings(lesson(name))]
+    deeper = titles.index("Going deeper") if "Going deeper" in titles else len(titles)
+    assert (titles[:2], titles[deeper - 2 : deeper + 1], titles[-3:]) == (
+        FIRST_HEADINGS, CORE_END, LAST_HEADINGS)
+    assert DEEPER - set(titles[deeper:]) == set()
 
 
-def test_the_main_body_of_every_lesson_is_at_most_6000_characters():
-    # The generated table grows with the code, not with the writing: it is left out.
-    sizes = {name: len(GENERATED_TABLE.sub("", main_body(lesson(name)))) for name in LESSONS}
-    assert {name: size for name, size in sizes.items() if size > MAIN_BODY_LIMIT} == {}
+def reading_times(language, read):
+    """{page: (core minutes, whole minutes)} of every lesson, rounded to a tenth."""
+    return {name: (round(reading_time.minutes(reading_time.core(read(name), language)), 1),
+                   round(reading_time.minutes(read(name)), 1)) for name in LESSONS}
+
+
+def too_long(times):
+    return {name: time for name, time in times.items()
+            if time[0] > reading_time.CORE_LIMIT or time[1] > reading_time.LESSON_LIMIT}
+
+
+def test_every_core_reads_in_five_minutes_and_every_lesson_in_twelve():
+    # prose at 200 words a minute, code at 100: .venv/bin/python tests/reading_time.py
+    assert too_long(reading_times("en", lesson)) == {}
+
+
+def test_the_reading_time_counts_code_at_half_the_pace_of_prose_and_stops_the_core_in_time():
+    text = ("# t\n\n" + "word " * 200 + "\n\n```python\n" + "x " * 100 + "\n```\n\n"
+            "## Going deeper\n\n" + "more " * 400 + "\n")
+    assert (reading_time.minutes(reading_time.core(text)), reading_time.minutes(text)) == (
+        (2 + 200) / 200 + 1, (2 + 200 + 3 + 400) / 200 + 1)  # "#" and "##" are words too
+    assert reading_time.counts("## 问题\n\n模型只会写字，`bash` 能跑。\n") == (1, 10, 0)
+
+
+def test_the_readme_gets_a_learner_to_the_first_command_in_400_words_and_keeps_reference_last():
+    # Start, the chapters and Build it yourself first; the command line and the rest after them.
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    titles = [title for _, title in headings(readme)]
+    assert reading_time.readme_words(readme) <= reading_time.README_LIMIT
+    assert titles[:5] == ["Start", "The chapters", "Build it yourself", "The command line",
+                          "Live or offline"]
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_the_core_shows_the_chapter_diagram_under_its_title(name):
+    source = (ROOT / name / "diagram.dot").read_text(encoding="utf-8")
+    image = f"![{diagrams.header(source)['title']}](diagram.svg)"
+    assert image in reading_time.core(lesson(name))
+
+
+def test_every_diagram_svg_is_rendered_from_its_source_and_readable_on_a_phone():
+    # To render them again: .venv/bin/python -m course.diagrams (Graphviz's dot)
+    names = [f"{name}/{file}" for name in LESSONS for file in diagrams.SOURCES]
+    assert [str(source.relative_to(ROOT)) for source in diagrams.sources()] == names
+    assert {str(source.relative_to(ROOT)): diagrams.problems(source)
+            for source in diagrams.sources() if diagrams.problems(source)} == {}
+
+
+def test_the_diagram_check_names_a_stale_svg(tmp_path):
+    source = tmp_path / "diagram.dot"
+    text = (ROOT / "s01_loop" / "diagram.dot").read_text(encoding="utf-8")
+    source.write_text(text, encoding="utf-8")
+    shutil.copy(ROOT / "s01_loop" / "diagram.svg", tmp_path / "diagram.svg")
+    assert diagrams.problems(source) == []
+    source.write_text(text + "// a change\n", encoding="utf-8")
+    assert diagrams.problems(source) == [
+        "diagram.svg is not rendered from diagram.dot as it is now: run python -m course.diagrams"]
 
 
 @pytest.mark.parametrize("name", LESSONS)

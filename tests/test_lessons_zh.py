@@ -42,8 +42,9 @@ from dataclasses import dataclass
 
 import pytest
 
+import reading_time
 import test_lessons as lessons
-from course import CHAPTERS, changes
+from course import CHAPTERS, changes, diagrams
 from course.translations import (
     GLOSSARY,
     HASH_LENGTH,
@@ -249,9 +250,13 @@ def links(lines):
 
 def chinese_target(target, folder, root=ROOT):
     """Where a link of the English page should go in the Chinese one: a page that has a
-    translation, to its translation; anything else, to the same place."""
+    translation, to its translation; the chapter's diagram, to its Chinese one; anything else,
+    to the same place."""
     path, _, anchor = target.partition("#")
     resolved = (folder / path).resolve() if path and "://" not in path else None
+    if resolved is not None and resolved.name == "diagram.svg" and (
+            resolved.with_name("diagram.zh-CN.svg").exists()):
+        return str(re.sub(r"diagram\.svg$", "diagram.zh-CN.svg", path))  # the chapter's diagram
     if resolved is not None and resolved.name == "README.md" and (
             resolved.with_name(TRANSLATION).exists()):
         return str(re.sub(r"README\.md$", TRANSLATION, path)) + (f"#{anchor}" if anchor else "")
@@ -486,6 +491,25 @@ def test_a_translated_page_and_its_english_page_link_to_each_other(name):
 
 
 # Figures the Chinese prose gives: (chapter, the constant in code.py, the words around it)
+def test_every_chinese_core_reads_in_five_minutes_and_every_lesson_in_twelve():
+    # the English pace, Chinese prose at 300 characters a minute: tests/reading_time.py
+    times = {name: (round(reading_time.minutes(reading_time.core(read(name, LANGUAGE),
+                                                                   LANGUAGE)), 1),
+                    round(reading_time.minutes(read(name, LANGUAGE)), 1))
+             for name in TRANSLATED_LESSONS}
+    assert {name: time for name, time in times.items()
+            if time[0] > reading_time.CORE_LIMIT or time[1] > reading_time.LESSON_LIMIT} == {}
+
+
+@pytest.mark.parametrize("name", TRANSLATED_LESSONS)
+def test_the_chinese_core_ends_at_its_deeper_heading_and_shows_the_chinese_diagram(name):
+    text = read(name, LANGUAGE)
+    source = (ROOT / name / "diagram.zh-CN.dot").read_text(encoding="utf-8")
+    image = f"![{diagrams.header(source)['title']}](diagram.zh-CN.svg)"
+    core = reading_time.core(text, LANGUAGE)
+    assert (core != text, image in core) == (True, True)
+
+
 ZH_FIGURES = [
     ("s01_loop", "BASH_TIMEOUT", "{} 秒超时"),
     ("s01_loop", "OUTPUT_LIMIT", "只保留输出的前 {:,} 字节"),
@@ -546,7 +570,7 @@ def test_the_glossary_fixes_the_recurring_terms_and_no_page_uses_a_rejected_one(
 # with two renderings (allow / deny / ask, offline / live).
 # The form the Chinese must hold, where it is not the glossary's word as a whole: a round is
 # counted (“三轮工具调用”), so its form is 轮工具调用.
-TERM_FORMS = {"round": "轮工具调用"}
+TERM_FORMS = {"round": ("轮工具调用", "工具轮")}  # or the glossary's short form
 # English words spelt like a term that are not the term: verbs and set phrases; "refusal", which
 # the English also says of a guard's or a rule's refusal (拒绝), not only of the model's; a chain
 # of symlinks, which is no chain of commands; ZCode's design notes, which are no notes of s06.
@@ -554,7 +578,9 @@ NOT_THE_TERM = [r"\bgoes round\b", r"\bof course\b", r"\bchange course\b",
                 r"\bturns (?=each|a|an|the)\b",
                 r"\bonly turns\b", r"\bnot guard\b", r"\bto plan\b", r"\bplans\b",
                 r"\brefusals?\b", r"\bchains of links\b",
-                r"\bdesign notes\b", r"\bsame notes\b"]
+                r"\bdesign notes\b", r"\bsame notes\b",
+                # the lines a run prints first are its startup banner (启动信息), not a section's
+                r"\b[Tt]he banner (shows|prints|says)\b", r"\bin the banner\b"]
 QUOTE = re.compile(r'"[^"]*"|“[^”]*”')
 
 
@@ -573,7 +599,7 @@ def missing_terms(english_lines, chinese_lines):
     rows = {term: chinese for term, chinese, _ in glossary()}
     prose = without_code_spans(chinese_lines)
     return sorted(f"{term} (say {rows[term]})" for term in english_terms(english_lines)
-                  if TERM_FORMS.get(term, rows[term]) not in prose)
+                  if not any(form in prose for form in TERM_FORMS.get(term, (rows[term],))))
 
 
 @pytest.mark.parametrize("name", TRANSLATED)
@@ -584,9 +610,32 @@ def test_a_section_renders_each_glossary_term_its_english_section_uses(name):
     assert missing == {}
 
 
-# 轮 alone is ambiguous: a turn is 轮次, a round of tool calls 一轮工具调用 (GLOSSARY.zh-CN.md);
+def site_strings():
+    """The site's Chinese strings (web/sitebuild/strings.py, which imports only the standard
+    library and course.translations), by key."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("site_strings",
+                                                  ROOT / "web" / "sitebuild" / "strings.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.STRINGS[LANGUAGE]
+
+
+def test_the_site_strings_use_no_rendering_the_glossary_rejects_and_no_lone_round():
+    # The captions of the Run tab are made of these strings too (web/sitebuild/captions.py).
+    rejected = [word for _term, _chinese, avoided in glossary() for word in avoided]
+    texts = {key: " ".join(value.values()) if isinstance(value, dict) else str(value)
+             for key, value in site_strings().items()}
+    found = {key: [word for word in rejected if word in text] + LONE_ROUND.findall(text)
+             for key, text in texts.items()}
+    assert {key: words for key, words in found.items() if words} == {}
+
+
+# 轮 alone is ambiguous: a turn is 轮次, a round of tool calls 一轮工具调用, or 工具轮 for short
+# (GLOSSARY.zh-CN.md);
 # 轮到 (“轮到模型”) is another word.
-LONE_ROUND = re.compile(r"轮(?!次|到|工具调用)")
+LONE_ROUND = re.compile(r"(?<!工具)轮(?!次|到|工具调用)")  # 工具轮: the glossary's short form
 
 
 @pytest.mark.parametrize("name", TRANSLATED)

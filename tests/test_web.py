@@ -433,13 +433,13 @@ def test_the_lessons_links_to_the_course_readme_land_on_its_sections(site):
     out, _ = site
     lesson = (out / "s01_loop.html").read_text(encoding="utf-8")
     assert re.findall(r'href="(readme\.html[^"]*)"', lesson) == [
-        "readme.html#lesson-the-chapters", "readme.html#lesson-live-or-offline", "readme.html"]
+        "readme.html", "readme.html#lesson-the-command-line", "readme.html#lesson-live-or-offline"]
     readme = (out / "readme.html").read_text(encoding="utf-8")
     assert '<h2 id="lesson-live-or-offline">Live or offline</h2>' in readme
     assert "<td>0</td>" in readme  # the exit codes' table
     chinese = (out / ZH / "s01_loop.html").read_text(encoding="utf-8")
     assert re.findall(r'href="(readme\.html[^"]*)"', chinese) == [
-        "readme.html#lesson-the-chapters", "readme.html#lesson-live-or-offline", "readme.html"]
+        "readme.html", "readme.html#lesson-the-command-line", "readme.html#lesson-live-or-offline"]
     assert 'id="lesson-live-or-offline"' in (out / ZH / "readme.html").read_text()
 
 
@@ -856,15 +856,15 @@ def test_the_captions_are_computed_in_chinese_too():
         "提示词发给模型；模型要调用 2 个工具：write_file、bash；"
         "harness 询问是否允许 write_file；用户选了 y，即“yes”。",
         "bash 被拒绝：“this command deletes the home folder”；"
-        "这一轮加入了一条提醒：“Update your todos”；"
-        "这一轮加入了 Stop hook 的话；模型提交了计划；"
+        "这个轮次加入了一条提醒：“Update your todos”；"
+        "这个轮次加入了 Stop hook 的话；模型提交了计划；"
         "模型向用户提了一个问题；"
         "harness 请用户批准计划；用户回答“make it shorter: y”；"
         "用户回答“Ada”。",
         "计划已批准：保存在 .agent/plans/p.md；"
         "用户的回答发回给模型：“The user answered: Ada”；"
         "某个工具返回了错误：“Items 1, 2 are all in_progress”；"
-        "模型没有调用工具就作答（stop_reason end_turn）：这一轮结束。",
+        "模型没有调用工具就作答（stop_reason end_turn）：这个轮次结束。",
     ]
 
 

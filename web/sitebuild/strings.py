@@ -299,8 +299,8 @@ STRINGS = {
         "n_chapters": "{n} 章",
         "n_chapters_one": "{n} 章",
         "intro": "一个 Claude Code 风格的编程 agent，分 {chapters}搭建。\n"
-                 "每一章都是到这一章为止的完整程序，再加一个新概念：读讲义、读代码、看它和前一章的 "
-                 "diff，\n再一步一步看一次录下的运行。\n"
+                 "每一章都是到这一章为止的完整程序，再加一个新概念：读讲义、读代码、看它和前一章的"
+                 "差异，\n再一步一步看一次录下的运行。\n"
                  '要把任意两章放在一起看，用<a href="compare.html">对比</a>。',
         "start_heading": "开始上手",
         "start_clone": "克隆课程仓库，然后在它的目录里操作：",
@@ -317,12 +317,12 @@ STRINGS = {
                        '<a href="{readme}">安装、命令行、退出码、测试</a>。',
         "how_heading": "怎样使用这门课",
         "how_run": "<strong>运行一章</strong>，离线，在仓库根目录：\n"
-                   "<code>{command}</code>，然后输入它的横幅显示的提示词。",
+                   "<code>{command}</code>，然后输入启动信息里显示的提示词。",
         "how_read": "<strong>读讲义</strong>：先看<em>讲义</em>标签页，再看<em>代码</em>标签页，"
                     "\n那里标出了这一章新增的行。",
-        "how_diff": "<strong>和前一章做 diff</strong>：<em>Diff</em> 标签页；任意两章用"
+        "how_diff": "<strong>和前一章比较差异</strong>：<em>差异</em>标签页；任意两章用"
                     '<a href="compare.html">对比</a>；或者 <code>{command}</code>。'
-                    "diff 就是讲义：一个新概念，以及它改了什么。",
+                    "差异就是讲义：一个新概念，以及它改了什么。",
         "how_replay": "<strong>回放一次运行</strong>：<em>运行</em>标签页一步一步展示构建本站时"
                       "录下的一次运行，\n每次调用模型一步，连同用户的回答。"
                       "运行标签页上的命令会存下它的 trace，\n"
@@ -426,14 +426,14 @@ STRINGS = {
         "plan_saved": "计划已批准：保存在 {path}",
         "plan_approved": "计划已批准",
         "answer_back": "用户的回答发回给模型：{text}",
-        "reminder_added": "这一轮加入了一条提醒：{text}",
-        "reminders_added": "这一轮加入了几条提醒：{text}",
+        "reminder_added": "这个轮次加入了一条提醒：{text}",
+        "reminders_added": "这个轮次加入了几条提醒：{text}",
         "quoted": "“{text}”",
-        "hook_added": "这一轮加入了 {event} hook 的话",
-        "a_hook_added": "这一轮加入了一个 hook 的话",
-        "words_added": "这一轮加入了用户的话",
+        "hook_added": "这个轮次加入了 {event} hook 的话",
+        "a_hook_added": "这个轮次加入了一个 hook 的话",
+        "words_added": "这个轮次加入了用户的话",
         "cut_off": "回复被截断了（stop_reason max_tokens）",
-        "no_tool": "模型没有调用工具就作答（stop_reason {stop}）：这一轮结束",
+        "no_tool": "模型没有调用工具就作答（stop_reason {stop}）：这个轮次结束",
         "asks_user": "模型向用户提了一个问题",
         "submits_plan": "模型提交了计划",
         "asks_for": "模型要调用 {tools}",
