@@ -12,7 +12,7 @@ English text it translates:
 the English section's title and the start of the sha1 of its prose (tests/test_lessons_zh.py
 says what the prose is); `new` instead of the hash means not translated yet. When the English
 section changes, its hash does, and the test names the section until a translator updates the
-Chinese and records the new hash (`.venv/bin/python tests/sync_zh.py --accept SECTION PAGE`).
+Chinese and records the new hash (`.venv/bin/python -m tools.sync_zh --accept SECTION PAGE`).
 Markers are HTML comments: GitHub and the site do not show them.
 """
 

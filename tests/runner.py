@@ -7,7 +7,7 @@ process with its own argv, cwd, environment, stdin, stdout, stderr and exit
 status, running code.py as __main__. Where os.fork is missing it falls back
 to plain subprocesses.
 
-Saves about 1.4 s per run: 10 runs of s01 --help, 15.9 s cold vs 1.9 s warm (tests/time_runner.py).
+Saves about 1.4 s per run: 10 runs of s01 --help, 15.9 s cold vs 1.9 s warm (tools/time_runner.py).
 """
 
 import itertools

@@ -20,7 +20,7 @@ Speed: the checks run in this process (the check module is imported and its chec
 called). The chapter tests run in one nested pytest session for all the copies (pytest.main
 with the plugin Reruns below): each chosen test runs once per copy, its chapter module loaded
 from the copy (support.load_chapter is pointed at it meanwhile). About a hundred chapter tests
-run so, a few seconds in all with the checks (tests/time_exercises.py prints the figures). Run
+run so, a few seconds in all with the checks (tools/time_exercises.py prints the figures). Run
 alone, this file also pays for importing the chapter test modules.
 """
 
@@ -50,7 +50,7 @@ EXERCISES = {f"{e.chapter}-ex{e.number}": e for chapter in PRESENT for e in exer
 
 
 _checks = {}
-RERUNS = 0  # how many chapter tests the nested session ran (tests/time_exercises.py prints it)
+RERUNS = 0  # how many chapter tests the nested session ran (tools/time_exercises.py prints it)
 
 
 def check_of(exercise):

@@ -18,7 +18,7 @@ The conventions are in CONTRIBUTING.md ("Lessons"); this file checks them, per l
 
 All the commands run at once, in one module fixture, through the shared warm runner
 (tests/runner.py via support.shared_runner): one `import anthropic`, a forked process per run.
-`.venv/bin/python tests/time_lessons.py` prints how long this file takes.
+`.venv/bin/python -m tools.time_lessons` prints how long this file takes.
 """
 
 import ast
@@ -41,8 +41,7 @@ import pytest
 
 import course
 import course.stages
-import reading_time
-from course import changes, diagrams, read_scenario
+from course import changes, diagrams, read_scenario, reading_time
 from support import PRESENT, ROOT, clean_env, loopback_messages_api, message_json, shared_runner
 
 LESSONS = [name for name in PRESENT if (ROOT / name / "README.md").exists()]
@@ -362,7 +361,7 @@ def too_long(times):
 
 
 def test_every_core_reads_in_five_minutes_and_every_lesson_in_twelve():
-    # prose at 200 words a minute, code at 100: .venv/bin/python tests/reading_time.py
+    # prose at 200 words a minute, code at 100: .venv/bin/python -m course.reading_time
     assert too_long(reading_times("en", lesson)) == {}
 
 
@@ -534,7 +533,7 @@ class Script:
     where: str  # "s01_loop/README.md:120" or "s06_plan_mode/code.py (Run it)"
     commands: list
     expected: list | None = None  # the ```text block after it: the last command's output
-    transcript: Block | None = None  # that block, where it stands (tests/sync_lessons.py)
+    transcript: Block | None = None  # that block, where it stands (tools/sync_lessons.py)
 
 
 def split_comment(line):

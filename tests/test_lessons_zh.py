@@ -29,7 +29,7 @@ A translated page is README.zh-CN.md beside an English one: a lesson (sNN_x/) or
   - each translated page and its English page link to each other in their first line after
     the title; an English page without a translation links to none
 
-tests/sync_zh.py keeps the pages in step (it copies the code blocks, the tables and the links,
+tools/sync_zh.py keeps the pages in step (it copies the code blocks, the tables and the links,
 and names stale sections; it records a new hash only with --accept). No test here starts a
 process: they read files and load chapters, in about a second in all.
 """
@@ -42,9 +42,8 @@ from dataclasses import dataclass
 
 import pytest
 
-import reading_time
 import test_lessons as lessons
-from course import CHAPTERS, changes, diagrams
+from course import CHAPTERS, changes, diagrams, reading_time
 from course.translations import (
     GLOSSARY,
     HASH_LENGTH,
@@ -362,13 +361,13 @@ def test_the_sections_are_the_english_ones_in_the_same_order(name):
 
 @pytest.mark.parametrize("name", TRANSLATED)
 def test_no_section_translates_an_older_english_text(name):
-    # Bring the Chinese up to date, then: .venv/bin/python tests/sync_zh.py --accept TITLE name
+    # Bring the Chinese up to date, then: .venv/bin/python -m tools.sync_zh --accept TITLE name
     assert stale_sections(sections_of(name), sections_of(name, LANGUAGE)) == []
 
 
 @pytest.mark.parametrize("name", TRANSLATED)
 def test_each_section_has_the_code_blocks_of_its_english_section(name):
-    # To copy them: .venv/bin/python tests/sync_zh.py name
+    # To copy them: .venv/bin/python -m tools.sync_zh name
     differ = [f"{theirs.where} ({theirs.heading!r}) against {ours.where}"
               for ours, theirs in paired(sections_of(name), sections_of(name, LANGUAGE))
               if blocks_as_written(ours) != blocks_as_written(theirs)]
@@ -423,7 +422,7 @@ def test_every_section_is_written_in_chinese(name):
 
 @pytest.mark.parametrize("name", TRANSLATED)
 def test_the_generated_table_is_the_one_the_code_gives(name):
-    # To rewrite it: .venv/bin/python tests/sync_zh.py name
+    # To rewrite it: .venv/bin/python -m tools.sync_zh name
     begin, end, table = expected_table(name)
     assert changes.between(read(name, LANGUAGE), begin, end) == table
 
@@ -492,7 +491,7 @@ def test_a_translated_page_and_its_english_page_link_to_each_other(name):
 
 # Figures the Chinese prose gives: (chapter, the constant in code.py, the words around it)
 def test_every_chinese_core_reads_in_five_minutes_and_every_lesson_in_twelve():
-    # the English pace, Chinese prose at 300 characters a minute: tests/reading_time.py
+    # the English pace, Chinese prose at 300 characters a minute: course/reading_time.py
     times = {name: (round(reading_time.minutes(reading_time.core(read(name, LANGUAGE),
                                                                    LANGUAGE)), 1),
                     round(reading_time.minutes(read(name, LANGUAGE)), 1))
@@ -734,7 +733,7 @@ def copy_pages(tmp_path, names):
 @pytest.mark.skipif(FIRST is None, reason="no lesson is translated yet")
 def test_the_sync_tool_copies_code_and_tables_names_stale_prose_and_accepts_it_only_when_asked(
         tmp_path):
-    import sync_zh
+    from tools import sync_zh
 
     root = copy_pages(tmp_path, [FIRST])
     path = english(FIRST, root)
@@ -767,7 +766,7 @@ def test_the_sync_tool_copies_code_and_tables_names_stale_prose_and_accepts_it_o
 
 @pytest.mark.skipif(FIRST is None, reason="no lesson is translated yet")
 def test_the_sync_tool_adds_a_new_english_section_untranslated_and_the_test_names_it(tmp_path):
-    import sync_zh
+    from tools import sync_zh
 
     root = copy_pages(tmp_path, [FIRST])
     path = english(FIRST, root)
@@ -790,7 +789,7 @@ def test_the_sync_tool_adds_a_new_english_section_untranslated_and_the_test_name
 
 @pytest.mark.skipif(FIRST is None, reason="no lesson is translated yet")
 def test_the_sync_tool_starts_a_page_with_every_section_marked_new(tmp_path):
-    import sync_zh
+    from tools import sync_zh
 
     root = copy_pages(tmp_path, [FIRST])
     translation(FIRST, root).unlink()
@@ -810,5 +809,5 @@ def test_the_sync_tool_starts_a_page_with_every_section_marked_new(tmp_path):
 
 
 def test_every_page_has_its_chinese_translation():
-    # A new lesson: .venv/bin/python tests/sync_zh.py --start sNN_x, translate it, --accept '*'
+    # A new lesson: .venv/bin/python -m tools.sync_zh --start sNN_x, translate it, --accept '*'
     assert [name for name in PAGES if name not in TRANSLATED] == []

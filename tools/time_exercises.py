@@ -1,6 +1,6 @@
 """What the proof of the exercises (tests/test_exercises.py) costs the suite.
 
-    .venv/bin/python tests/time_exercises.py      (prints the figures; asserts nothing)
+    .venv/bin/python -m tools.time_exercises      (prints the figures; asserts nothing)
 
 The chapter test modules are collected first, as in the whole suite (where importing them is
 paid for anyway), and only the items of test_exercises.py run. The figures: the time its items
@@ -72,5 +72,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT))
     main()

@@ -1,7 +1,7 @@
 """Keep the Chinese pages in step with the English: code and tables copied, stale prose named.
 
-    .venv/bin/python tests/sync_zh.py [--check] [--accept SECTION ...] [PAGE ...]
-    .venv/bin/python tests/sync_zh.py --start PAGE
+    .venv/bin/python -m tools.sync_zh [--check] [--accept SECTION ...] [PAGE ...]
+    .venv/bin/python -m tools.sync_zh --start PAGE
 
 PAGE is a chapter (s02_tools) or README (the top one); with none, every translated page.
 
@@ -32,13 +32,10 @@ import difflib
 import fnmatch
 import subprocess
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the course package, as conftest
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import test_lessons_zh as zh  # noqa: E402  (needs the lines above)
-from course import changes  # noqa: E402
-from course.translations import (  # noqa: E402
+import test_lessons_zh as zh
+from course import changes
+from course.translations import (
     LANGUAGE,
     LANGUAGE_LINES,
     MARKER,
@@ -48,7 +45,7 @@ from course.translations import (  # noqa: E402
     translated,
     translation,
 )
-from support import ROOT  # noqa: E402
+from support import ROOT
 
 
 def fence(block_lines, language, indent):
@@ -166,7 +163,7 @@ def sync(name, root=ROOT, accept=(), write=True, history=True):
     sections = zh.read_sections(chinese_text, str(chinese_path.relative_to(root)))
 
     def command(english_section):
-        return f".venv/bin/python tests/sync_zh.py --accept '{english_section.title}' {name}"
+        return f".venv/bin/python -m tools.sync_zh --accept '{english_section.title}' {name}"
 
     report, edits = [], []
     past = History(english_path, root, enabled=history)
@@ -227,7 +224,7 @@ def start(name, root=ROOT):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python tests/sync_zh.py",
+    parser = argparse.ArgumentParser(prog="python -m tools.sync_zh",
                                      description=__doc__.split("\n")[0])
     parser.add_argument("--accept", action="append", default=[], metavar="SECTION",
                         help="record the English hash of this section (title or pattern)")

@@ -1,6 +1,6 @@
 """How long the stage checker takes: all six stages against s06, as a learner runs it.
 
-    .venv/bin/python tests/time_stages.py [STAGE PROGRAM]      (prints the figures; asserts nothing)
+    .venv/bin/python -m tools.time_stages [STAGE PROGRAM]      (prints the figures; asserts nothing)
 
 Runs `python -m course.stages s06 s06_plan_mode/code.py --json` (cold: each exchange starts a
 fresh interpreter, which imports anthropic) and prints its wall time, the CPU time of the

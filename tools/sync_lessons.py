@@ -1,6 +1,6 @@
 """Re-sync the lessons with the code: transcripts from real runs, quotes from code.py.
 
-    .venv/bin/python tests/sync_lessons.py [--transcripts] [--quotes] [CHAPTER ...]
+    .venv/bin/python -m tools.sync_lessons [--transcripts] [--quotes] [CHAPTER ...]
 
 With no option, both; with no CHAPTER, every lesson (name chapters to touch only their
 README.md). Then review `git diff` and commit what is right. The What changed tables have their
@@ -22,10 +22,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the course package, as conftest
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import test_lessons as lessons  # noqa: E402  (needs the lines above)
-from support import PRESENT, ROOT, loopback_messages_api  # noqa: E402
+import test_lessons as lessons
+from support import PRESENT, ROOT, loopback_messages_api
 
 
 def new_transcript(expected, actual):
@@ -121,7 +119,7 @@ def sync_quotes(chapters):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python tests/sync_lessons.py",
+    parser = argparse.ArgumentParser(prog="python -m tools.sync_lessons",
                                      description=__doc__.split("\n")[0])
     parser.add_argument("--transcripts", action="store_true", help="rewrite the transcripts")
     parser.add_argument("--quotes", action="store_true", help="rewrite the stale quotes")

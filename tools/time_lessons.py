@@ -1,6 +1,6 @@
 """How long the lesson tests take: tests/test_lessons.py, as pytest runs it, and its parts.
 
-    .venv/bin/python tests/time_lessons.py      (prints the figures; asserts nothing)
+    .venv/bin/python -m tools.time_lessons      (prints the figures; asserts nothing)
 
 Prints the wall time of `python -m pytest tests/test_lessons.py` (interpreter start and
 `import anthropic` included), the time pytest reports, and the slowest tests (the command runs

@@ -1,6 +1,6 @@
 """What the site costs: the build, the weight of its pages, and axe-core on the largest pages.
 
-    .venv/bin/python tests/time_site.py         (prints the figures; asserts nothing)
+    .venv/bin/python -m tools.time_site         (prints the figures; asserts nothing)
 
 The build: as `python web/build.py` runs it (each recording a fresh interpreter), and as the
 tests run it (the recordings forked from the warm runner; its start is timed apart, since the
@@ -18,9 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))  # the course package, as conftest
-from support import ROOT, run_chapter  # noqa: E402  (needs the line above)
+from support import ROOT, run_chapter
 
 
 def load(name, path):

@@ -1,6 +1,6 @@
 """How much the warm runner saves: N chapter runs, one after another, cold and warm.
 
-    .venv/bin/python tests/time_runner.py [N]      (prints the figures; asserts nothing)
+    .venv/bin/python -m tools.time_runner [N]      (prints the figures; asserts nothing)
 
 Cold: `python s01_loop/code.py --help`, a fresh interpreter each time, as subprocess.run does.
 Warm: the same runs forked from the warm runner (tests/runner.py), which imported anthropic once.
@@ -10,11 +10,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the course package, as conftest
-from runner import Runner  # noqa: E402  (needs the line above)
-from support import ROOT, clean_env  # noqa: E402
+from runner import Runner
+from support import ROOT, clean_env
 
 
 def main(count):

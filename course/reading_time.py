@@ -1,6 +1,6 @@
 """How long each page takes to read: every lesson's core and whole, in each language.
 
-    .venv/bin/python tests/reading_time.py      (prints the table; asserts nothing)
+    .venv/bin/python -m course.reading_time      (prints the table; asserts nothing)
 
 The pace is the course's (issue 38): prose at 200 words a minute, code at 100 (every fenced
 block: quotes, commands, transcripts). A Chinese page's prose is counted in characters, at 300
@@ -15,14 +15,12 @@ tests/test_lessons.py and tests/test_lessons_zh.py hold the limits with these fu
 """
 
 import re
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from course.chapters import CHAPTERS
+from course.translations import TRANSLATION, is_language_line
 
-from course.chapters import CHAPTERS  # noqa: E402
-from course.translations import TRANSLATION, is_language_line  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 PROSE_PACE = 200  # words a minute
 CODE_PACE = 100  # words a minute

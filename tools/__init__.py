@@ -1,0 +1,22 @@
+"""The contributors' tools: each one is run from the repository root as a module, and none is a
+test (pytest collects nothing here).
+
+    .venv/bin/python -m tools.sync_lessons [CHAPTER...]   re-sync the lessons' quotes and
+                                                          transcripts from code.py and real runs
+    .venv/bin/python -m tools.sync_zh [PAGE...]           bring the Chinese pages in step
+    .venv/bin/python -m tools.time_stages                 how long the stage checker takes
+    .venv/bin/python -m tools.time_lessons                how long the lesson tests take
+    .venv/bin/python -m tools.time_exercises              how long the exercise proofs take
+    .venv/bin/python -m tools.time_runner                 what the warm runner saves
+    .venv/bin/python -m tools.time_site                   how long the site takes to build
+
+The sync tools reuse the lesson tests' own parsers, and the timers the suite's runner, so the
+test folder is put on the import path here, once.
+"""
+
+import sys
+from pathlib import Path
+
+TESTS = str(Path(__file__).resolve().parent.parent / "tests")
+if TESTS not in sys.path:
+    sys.path.insert(0, TESTS)
