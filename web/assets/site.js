@@ -127,9 +127,9 @@ function setUpTabs() {
     if (target && target !== current && panel) shown.scrollIntoView();
     // A tab opened below the top of the panels opens at its top, not mid-page.
     else if (target === current) {
-      const bar = document.querySelector(".tabs");
-      const top = bar.getBoundingClientRect().top + window.scrollY;
-      if (window.scrollY > top) window.scrollTo(0, top);
+      const under = document.querySelector(".tabs").getBoundingClientRect().bottom;
+      const top = current.getBoundingClientRect().top;
+      if (top < under) window.scrollBy(0, top - under);
     }
   }
 
@@ -550,14 +550,18 @@ function setUpStickyBars() {
 // What takes the focus (Tab, Shift+Tab) is scrolled out from under the sticky bars: the tab
 // bar, and the player's bar on the Run tab.
 function setUpFocusBelowBars() {
-  const bars = Array.from(document.querySelectorAll(".tabs, .player-bar"));
-  if (!bars.length) return;
+  if (!document.querySelector(".tabs")) return;
   const check = (element) => {
-    if (!element.isConnected || bars.some((bar) => bar.contains(element))) return;
+    const bars = Array.from(document.querySelectorAll(".tabs, .player-bar"));  // as shown now
+    // the keyboard's focus only (a click does not move the page), on what fits in the window
+    if (!element.isConnected || !element.matches(":focus-visible")) return;
+    if (bars.some((bar) => bar.contains(element))) return;
     const under = Math.max(0, ...bars.filter((bar) => bar.checkVisibility())
       .map((bar) => bar.getBoundingClientRect().bottom));
-    const top = element.getBoundingClientRect().top;
-    if (top < under) window.scrollBy(0, top - under - 8);
+    const box = element.getBoundingClientRect();
+    if (box.top < under && box.bottom > 0 && box.height < window.innerHeight - under) {
+      window.scrollBy(0, box.top - under - 8);
+    }
   };
   document.addEventListener("focusin", (event) => {
     const element = event.target;
@@ -805,22 +809,30 @@ function setUpWhereYouAre() {
 function setUpLineLinks() {
   const view = document.querySelector(".code-view");
   if (!view) return;
-  view.addEventListener("click", (event) => {
+  // The line at a height on the screen: the last whose anchor starts above it (a binary search).
+  const lineAt = (y) => {
+    let low = 1, high = view.querySelectorAll("span[id^='code-L']").length;
+    if (!high) return 0;
+    while (low < high) {
+      const middle = Math.ceil((low + high) / 2);
+      const anchor = document.getElementById(`code-L${middle}`);
+      if (anchor.getBoundingClientRect().top - 2 <= y) low = middle;  // its line box starts ~2 px above
+      else high = middle - 1;
+    }
+    const first = document.getElementById("code-L1").getBoundingClientRect();
+    return low === 1 && y < first.top - 4 ? 0 : low;
+  };
+  view.addEventListener("mousedown", (event) => {
     const gutter = event.target.closest && event.target.closest(".gutter");
-    if (!gutter) return;
-    const style = getComputedStyle(gutter);
-    const line = parseFloat(style.lineHeight);
-    const top = gutter.getBoundingClientRect().top + parseFloat(style.paddingTop);
-    const number = Math.floor((event.clientY - top) / line) + 1;
-    if (number < 1 || !document.getElementById(`code-L${number}`)) return;
-    location.hash = `code-L${number}`;
+    if (!gutter || event.button !== 0) return;
+    event.preventDefault();  // the line where the press was, before a focus could move the page
+    const number = lineAt(event.clientY);
+    if (number) location.hash = `code-L${number}`;
   });
   view.addEventListener("mousemove", (event) => {
     const gutter = event.target.closest && event.target.closest(".gutter");
-    if (!gutter) return;
-    const style = getComputedStyle(gutter);
-    const top = gutter.getBoundingClientRect().top + parseFloat(style.paddingTop);
-    gutter.title = t("line_link", { n: Math.floor((event.clientY - top) / parseFloat(style.lineHeight)) + 1 });
+    const number = gutter ? lineAt(event.clientY) : 0;
+    if (number) gutter.title = t("line_link", { n: number });
   });
 }
 

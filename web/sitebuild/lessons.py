@@ -78,7 +78,8 @@ class LessonRenderer(mistune.HTMLRenderer):
         if len(text) < LONG_NAME:
             return shown
         start, end = shown.index(">") + 1, shown.rindex("<")  # the text inside <code>...</code>
-        inside = re.sub(r"(?<=[_./-])(?=\w)", "<wbr>", shown[start:end])
+        # (after a "-" inside a word only: an option such as -n keeps its dash)
+        inside = re.sub(r"(?:(?<=[_./])|(?<=\w-))(?=\w)", "<wbr>", shown[start:end])
         # an option and its value stay on one line (pytest -n 2, not "-n" then "2")
         inside = OPTION_AND_VALUE.sub(r'<span class="nowrap">\1</span>', inside)
         return shown[:start] + inside + shown[end:]
