@@ -438,13 +438,13 @@ def test_the_lessons_links_to_the_course_readme_land_on_its_sections(site):
     """"As the course README says" lands on the README page at the section it names (the
     exit codes and the live or offline section are there)."""
     out, _ = site
-    lesson = (out / "s01_loop.html").read_text(encoding="utf-8")
+    lesson = panel((out / "s01_loop.html").read_text(encoding="utf-8"), "lesson")
     assert re.findall(r'href="(readme\.html[^"]*)"', lesson) == [
         "readme.html#lesson-the-chapters", "readme.html#lesson-live-or-offline", "readme.html"]
     readme = (out / "readme.html").read_text(encoding="utf-8")
     assert '<h2 id="lesson-live-or-offline">Live or offline</h2>' in readme
     assert "<td>0</td>" in readme  # the exit codes' table
-    chinese = (out / ZH / "s01_loop.html").read_text(encoding="utf-8")
+    chinese = panel((out / ZH / "s01_loop.html").read_text(encoding="utf-8"), "lesson")
     assert re.findall(r'href="(readme\.html[^"]*)"', chinese) == [
         "readme.html#lesson-the-chapters", "readme.html#lesson-live-or-offline", "readme.html"]
     assert 'id="lesson-live-or-offline"' in (out / ZH / "readme.html").read_text()
@@ -1485,6 +1485,7 @@ def test_browser_a_step_opened_by_link_lands_below_the_bars(site, visit, width, 
     boxes = page.evaluate(BOXES)
     assert round(boxes["bar"] - boxes["tabs"]) == 1  # the player's border: its top is the tabs'
     assert boxes["sent"] >= boxes["barBottom"]
+    page.mouse.move(width * 3 / 4, height / 2)  # over the page (not the sidebar, at 1280)
     page.mouse.wheel(0, 600)  # scrolled on, the bar sticks to the tabs
     page.wait_for_function("document.querySelector('.player-bar').getBoundingClientRect().top"
                            " < document.querySelector('.tabs').getBoundingClientRect().bottom"
