@@ -370,6 +370,9 @@ def test_home_has_a_card_per_chapter_with_summary_counts_and_diagram(site):
             assert (
                 f'<span class="plus">+{added}</span> <span class="minus">−{removed}</span>' in card
             )
+        if (ROOT / name / "diagram.svg").is_file():  # the lesson's own diagram
+            assert f'src="images/{name}-diagram.svg"' in card, name
+            continue
         diagram = re.search(r'<figure class="diagram"><pre[^>]*>(.*?)</pre>', card, re.S)
         lines = docstring.splitlines()
         assert diagram, f"{name}: no diagram on its card"
@@ -2113,6 +2116,26 @@ def test_a_lesson_shows_its_core_then_going_deeper_folded_with_its_diagram(tmp_p
     assert deeper.startswith('<summary><h2 id="lesson-going-deeper">Going deeper</h2></summary>')
     assert '<h3 id="lesson-one-detail">' in deeper and '<h2 id="lesson-another-section">' in deeper
     assert body.endswith("</details>\n")
+
+
+def test_a_home_card_shows_the_lessons_svg_diagram_in_its_language(tmp_path):
+    """A chapter with the new lesson shape has diagram.svg (and diagram.zh-CN.svg): its card
+    shows it, in the page's language, with the SVG's own title as its text; without one, the
+    card draws the docstring's diagram (None here)."""
+    from sitebuild import pages
+
+    folder = tmp_path / "s09_small"
+    folder.mkdir()
+    chapter = site_builder.Chapter(name="s09_small", folder=folder, code='"""s09: x."""\n')
+    assert pages.svg_card(chapter, "en") is None
+    (folder / "diagram.svg").write_text(DIAGRAM, encoding="utf-8")
+    assert pages.svg_card(chapter, ZH) == {"src": "../images/s09_small-diagram.svg",
+                                           "file": "diagram.svg", "alt": "The loop"}
+    (folder / "diagram.zh-CN.svg").write_text(DIAGRAM.replace("The loop", "循环"),
+                                              encoding="utf-8")
+    assert pages.svg_card(chapter, ZH) == {"src": "../images/s09_small-diagram.zh-CN.svg",
+                                           "file": "diagram.zh-CN.svg", "alt": "循环"}
+    assert pages.svg_card(chapter, "en")["alt"] == "The loop"
 
 
 @pytest.mark.browser

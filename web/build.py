@@ -161,6 +161,8 @@ def build(out_dir: Path, chapters_root: Path = ROOT, launch=run_process, temp_ro
     for chapter in chapters:
         write(out_dir / "traces" / f"{chapter.name}.jsonl", chapter.run.trace)
         write(out_dir / "code" / f"{chapter.name}.py", chapter.code)
+        for svg in sorted(chapter.folder.glob("diagram*.svg")):  # the lesson's diagrams
+            shutil.copyfile(svg, out_dir / "images" / f"{chapter.name}-{svg.name}")
         if chapter.notebook.is_file():
             shutil.copyfile(chapter.notebook, out_dir / "notebooks" / f"{chapter.name}.ipynb")
     search.index(out_dir)  # last: Pagefind reads the pages written

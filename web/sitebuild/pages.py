@@ -67,7 +67,8 @@ def home_page(chapters, lang, root=None):
                       else "",
                       "summary": capitalise(chapter.summary_in(lang), lang),
                       "columns": max((len(line) for line in chapter.diagram.splitlines()),
-                                     default=1)})
+                                     default=1),
+                      "svg": svg_card(chapter, lang)})
     return page(
         "home.html", say(lang, "course_title"), chapters, lang, "index.html", current="home",
         cards=cards,
@@ -77,6 +78,17 @@ def home_page(chapters, lang, root=None):
         clone=clone_command(repository()), commands=readme_commands(root) if root else [],
         readme=README_PAGE,
     )
+
+
+def svg_card(chapter, lang):
+    """The lesson's SVG diagram for a home card, {"src", "alt"}, or None (the card then draws
+    the docstring's diagram). Its text alternative is the SVG's own <title>."""
+    source = chapter.diagram_svg(lang)
+    if source is None:
+        return None
+    title = re.search(r"<title[^>]*>(.*?)</title>", source.read_text(encoding="utf-8"), re.S)
+    return {"src": f"{UP[lang]}images/{chapter.name}-{source.name}", "file": source.name,
+            "alt": html.unescape(title[1]).strip() if title else chapter.title_in(lang)}
 
 
 def readme_chapter(root):

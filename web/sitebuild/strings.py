@@ -530,6 +530,7 @@ NAVIGATION = {
         "header_search_label": "Search the lessons and the code",
         "header_search_placeholder": "Search (press /)",
         "footer_repository": 'The course\'s repository: <a href="{address}">{address}</a>.',
+        "diagram_svg_caption": "The diagram of the lesson, <code>{name}/{file}</code>",
         "script": {
             "more": "More",
             "less": "Less",
@@ -544,6 +545,7 @@ NAVIGATION = {
         "header_search_label": "搜索讲义和代码",
         "header_search_placeholder": "搜索（按 /）",
         "footer_repository": '课程仓库：<a href="{address}">{address}</a>。',
+        "diagram_svg_caption": "讲义的示意图，<code>{name}/{file}</code>",
         "script": {
             "more": "展开",
             "less": "收起",
