@@ -1797,7 +1797,7 @@ def test_browser_the_phone_header_shows_the_chapter_search_and_language_and_a_me
 
 
 @pytest.mark.browser
-@pytest.mark.parametrize("width", [390, 800])
+@pytest.mark.parametrize("width", [390, 800, 1100])
 def test_browser_below_the_width_for_two_columns_a_diff_is_unified(site, visit, width):
     """Point 4: #diff-split on a phone gave 178 px columns with the switch back hidden."""
     visit.page.set_viewport_size({"width": width, "height": 844})

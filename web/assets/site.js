@@ -146,9 +146,10 @@ function setUpTabs() {
 
 // ---- diffs: unified or side by side ---------------------------------------------
 
-// Below this width two columns of code cannot be read (site.css hides the switch there): the
-// diff is unified whatever the address says.
-const NARROW = window.matchMedia("(max-width: 56rem)");
+// Where two columns of code cannot be read (site.css hides the switch there), the diff is
+// unified whatever the address says: below 56rem, and from 64rem, where the sidebar takes
+// 16rem, up to 72rem.
+const NARROW = window.matchMedia("(max-width: 56rem), (min-width: 64rem) and (max-width: 72rem)");
 
 function setUpDiffSwitches() {
   for (const group of document.querySelectorAll(".view-switch")) {
