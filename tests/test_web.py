@@ -2028,6 +2028,7 @@ def test_browser_copy_comes_back_and_the_replay_and_build_commands_copy(site, br
     commands had no Copy button."""
     context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
     page = context.new_page()
+    page.clock.install()  # the page's timers run when the test says: no waiting two seconds
     try:
         page.goto(server + "s03_permissions.html#run")
         button = page.locator("#run code.command + button.copy")
@@ -2036,8 +2037,8 @@ def test_browser_copy_comes_back_and_the_replay_and_build_commands_copy(site, br
         button.click()
         assert page.evaluate("navigator.clipboard.readText()") == replay
         assert button.inner_text() == "Copied"
-        page.wait_for_function("""document.querySelector("#run code.command + button.copy")
-          .textContent === "Copy" """)
+        page.clock.run_for(2100)  # "Copied" for two seconds, then Copy again
+        assert button.inner_text() == "Copy"
         page.click(".build-it button.copy")
         assert page.evaluate("navigator.clipboard.readText()") == page.text_content(
             ".build-it code.command")
