@@ -160,7 +160,7 @@ def test_every_page_is_built_in_english_and_in_chinese(site, shown_run):
         english + [f"zh-CN/{page}" for page in english])
     # the shared files are there once, at the top
     assert sorted(path.name for path in out.iterdir() if path.is_dir()) == [
-        "assets", "images", "notebooks", "pagefind", "traces", "zh-CN"]
+        "assets", "code", "images", "notebooks", "pagefind", "traces", "zh-CN"]
     assert [path for path in (out / "zh-CN").iterdir() if not path.name.endswith(".html")] == []
 
 
@@ -370,6 +370,9 @@ def test_home_has_a_card_per_chapter_with_summary_counts_and_diagram(site):
             assert (
                 f'<span class="plus">+{added}</span> <span class="minus">−{removed}</span>' in card
             )
+        if (ROOT / name / "diagram.svg").is_file():  # the lesson's own diagram
+            assert f'src="images/{name}-diagram.svg"' in card, name
+            continue
         diagram = re.search(r'<figure class="diagram"><pre[^>]*>(.*?)</pre>', card, re.S)
         lines = docstring.splitlines()
         assert diagram, f"{name}: no diagram on its card"
@@ -423,21 +426,28 @@ def test_the_clone_command_is_written_from_the_one_setting(monkeypatch):
     monkeypatch.delenv("COURSE_REPOSITORY", raising=False)
     assert site_builder.clone_command(site_builder.repository()) == ""
     monkeypatch.setenv("COURSE_REPOSITORY", " https://example.org/course.git ")
+    # into its folder too: the README's commands that follow run there
     assert site_builder.clone_command(site_builder.repository()) == (
-        "git clone https://example.org/course.git")
+        "git clone https://example.org/course.git && cd course")
+    from sitebuild import pages
+    assert pages.footer("en").endswith(
+        'The course\'s repository: <a href="https://example.org/course.git">'
+        "https://example.org/course.git</a>.")
+    monkeypatch.delenv("COURSE_REPOSITORY")
+    assert "<a " not in pages.footer("en")
 
 
 def test_the_lessons_links_to_the_course_readme_land_on_its_sections(site):
     """"As the course README says" lands on the README page at the section it names (the
     exit codes and the live or offline section are there)."""
     out, _ = site
-    lesson = (out / "s01_loop.html").read_text(encoding="utf-8")
+    lesson = panel((out / "s01_loop.html").read_text(encoding="utf-8"), "lesson")
     assert re.findall(r'href="(readme\.html[^"]*)"', lesson) == [
         "readme.html", "readme.html#lesson-the-command-line", "readme.html#lesson-live-or-offline"]
     readme = (out / "readme.html").read_text(encoding="utf-8")
     assert '<h2 id="lesson-live-or-offline">Live or offline</h2>' in readme
     assert "<td>0</td>" in readme  # the exit codes' table
-    chinese = (out / ZH / "s01_loop.html").read_text(encoding="utf-8")
+    chinese = panel((out / ZH / "s01_loop.html").read_text(encoding="utf-8"), "lesson")
     assert re.findall(r'href="(readme\.html[^"]*)"', chinese) == [
         "readme.html", "readme.html#lesson-the-command-line", "readme.html#lesson-live-or-offline"]
     assert 'id="lesson-live-or-offline"' in (out / ZH / "readme.html").read_text()
@@ -1223,6 +1233,7 @@ def wait_for_panel(page, name):
 # The text of every <pre> that scrolls but cannot take the focus (so its end cannot be reached).
 SCROLLING_BUT_NOT_FOCUSABLE = """() => Array.from(document.querySelectorAll("main pre"))
   .filter((pre) => pre.checkVisibility() && pre.tabIndex < 0 &&
+          getComputedStyle(pre).overflow !== "visible" &&  // (a gutter: it never scrolls)
           (pre.scrollHeight > pre.clientHeight + 1 || pre.scrollWidth > pre.clientWidth + 1))
   .map((pre) => pre.textContent.slice(0, 40))"""
 
@@ -1373,9 +1384,11 @@ def test_browser_a_chapter_at_desktop_and_phone_width(site, visit, lang):
     page.click("#step-next")
     page.set_viewport_size({"width": 390, "height": 844})
     for view in ("run", "code", "diff", "diff-split", "lesson"):
-        if view == "diff-split":  # no button on a phone (unified only), but the address works
+        if view == "diff-split":  # no button on a phone: unified, whatever the address says
             page.evaluate("location.hash = 'diff-split'")
-            page.wait_for_function("!document.getElementById('diff-split').hidden")
+            page.wait_for_function("location.hash === '#diff-split'")
+            assert page.locator("#diff-unified").is_visible()
+            assert page.locator("#diff-split").is_hidden()
         else:
             page.click(f"#tab-{view}")
             wait_for_panel(page, view)
@@ -1476,6 +1489,7 @@ def test_browser_a_step_opened_by_link_lands_below_the_bars(site, visit, width, 
     boxes = page.evaluate(BOXES)
     assert round(boxes["bar"] - boxes["tabs"]) == 1  # the player's border: its top is the tabs'
     assert boxes["sent"] >= boxes["barBottom"]
+    page.mouse.move(width * 3 / 4, height / 2)  # over the page (not the sidebar, at 1280)
     page.mouse.wheel(0, 600)  # scrolled on, the bar sticks to the tabs
     page.wait_for_function("document.querySelector('.player-bar').getBoundingClientRect().top"
                            " < document.querySelector('.tabs').getBoundingClientRect().bottom"
@@ -1502,10 +1516,10 @@ def test_browser_on_a_phone_the_bars_take_a_quarter_of_the_screen_and_the_header
         boxes = page.evaluate(BOXES)
         tallest = max(tallest, boxes["tabsHeight"] + boxes["barHeight"])
     assert tallest <= 844 / 4, tallest
-    # the header: the title, the chapters and the language switch side by side, in one row
+    # the header: the menu, the title, the chapter, search and the language, in one row
     rows = page.evaluate("""() => {
-      const parts = [...document.querySelectorAll("header.site nav > *")]
-        .map((part) => part.getBoundingClientRect());
+      const parts = [...document.querySelectorAll("header.site > *")]
+        .filter((part) => part.checkVisibility()).map((part) => part.getBoundingClientRect());
       return parts.every((one) => parts.every((other) => one.top < other.bottom
                                                        && other.top < one.bottom));
     }""")
@@ -1593,13 +1607,26 @@ def test_browser_a_line_anchor_opens_the_code_tab_at_its_line(site, visit):
 
 
 @pytest.mark.browser
-@pytest.mark.parametrize("width", [1280, 390])
-def test_browser_no_diagram_of_the_home_cards_is_clipped(site, visit, width):
-    visit.page.set_viewport_size({"width": width, "height": 844})
+def test_browser_no_diagram_of_the_home_cards_is_clipped(site, visit):
     page = visit.open("index.html")
     clipped = page.evaluate("""() => [...document.querySelectorAll(".diagram pre")]
       .map((pre) => pre.scrollWidth - pre.clientWidth)""")
     assert clipped == [0] * len(site[1])
+    visit.assert_clean()
+
+
+@pytest.mark.browser
+def test_browser_on_a_phone_a_diagram_keeps_readable_type_and_scrolls(site, visit):
+    """Issue 42, point 6: at 390 px the type was 5.4-7.5 px. It stays 11 px or more, and a
+    diagram wider than its card scrolls sideways, by keyboard too."""
+    visit.page.set_viewport_size({"width": 390, "height": 844})
+    page = visit.open("index.html")
+    page.wait_for_function("document.documentElement.classList.contains('ready')")
+    found = page.evaluate("""() => [...document.querySelectorAll(".diagram pre")].map((pre) => [
+      parseFloat(getComputedStyle(pre).fontSize) >= 11,
+      pre.scrollWidth <= pre.clientWidth + 1 || pre.tabIndex === 0])""")
+    assert found == [[True, True]] * len(site[1])
+    assert page.evaluate("document.documentElement.scrollWidth <= innerWidth") is True
     visit.assert_clean()
 
 
@@ -1678,6 +1705,474 @@ def test_browser_a_chinese_page_from_the_disk_finds_the_shared_files(site, brows
     assert page.inner_text("#step-counter").startswith("第 1 步")  # site.js ran
     assert failed == []
     context.close()
+
+
+# ---- issue 42: what a visitor hits at 1280 px, on a phone and in dark mode -------------
+
+def phone(visit):
+    visit.page.set_viewport_size({"width": 390, "height": 844})
+
+
+def ready(page):
+    page.wait_for_function("document.documentElement.classList.contains('ready')")
+
+
+@pytest.mark.browser
+def test_browser_lesson_code_uses_the_width_and_copy_sits_above_it(site, visit):
+    """Point 1: lesson code was capped at 50rem (the copy wrapper, not .hl, was the lesson's
+    child), and scrolled with room beside it, under its Copy button."""
+    out, names = site
+    blocks = 0
+    for address in [f"{name}.html" for name in names] + [f"{ZH}/{names[-1]}.html"]:
+        page = visit.open(address)
+        ready(page)
+        found = page.evaluate("""() => {
+          const room = document.getElementById("lesson").getBoundingClientRect().width;
+          const pres = [...document.querySelectorAll("#lesson div.hl > pre")];
+          const narrow = pres.filter((pre) => pre.scrollWidth > pre.clientWidth + 1 &&
+            pre.getBoundingClientRect().width < room - 2)
+            .map((pre) => pre.textContent.slice(0, 40));
+          const covered = [...document.querySelectorAll("#lesson .copyable > .copy")].filter(
+            (button) => button.getBoundingClientRect().bottom >
+              button.nextElementSibling.getBoundingClientRect().top + 0.5).length;
+          return [pres.length, narrow, covered];
+        }""")
+        blocks += found[0]
+        assert found[1:] == [[], 0], address
+    assert blocks > 20
+    visit.assert_clean()
+
+
+@pytest.mark.browser
+def test_browser_a_tab_opens_at_its_top(site, visit):
+    """Point 2: from the Lesson scrolled to 4,000 px, Code opened at lines 176-218."""
+    page = visit.open("s06_plan_mode.html")
+    ready(page)
+    page.evaluate("window.scrollTo(0, 4000)")
+    page.click("#tab-code")
+    wait_for_panel(page, "code")
+    top = page.evaluate("document.getElementById('code-file').getBoundingClientRect().top")
+    tabs = page.evaluate("document.querySelector('.tabs').getBoundingClientRect().bottom")
+    assert tabs <= top < 900
+    visit.assert_clean()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", ["en", ZH])
+def test_browser_the_phone_header_shows_the_chapter_search_and_language_and_a_menu(
+        site, visit, lang):
+    """Point 3: the chapter list scrolled sideways with no cue; on s06 the chapter, Compare
+    and Search were out of view. Now: a menu (the sidebar), the chapter, search, language,
+    every target 44 px or more; at 1280 the chapters are a sidebar."""
+    out, names = site
+    folder = site_builder.SUBFOLDER[lang]
+    page = visit.open(f"{folder}{names[-1]}.html")
+    ready(page)
+    assert page.locator("#site-menu").is_visible()  # the sidebar, at 1280
+    assert page.locator(f'#site-menu a[href="{names[-1]}.html"]').get_attribute(
+        "aria-current") == "page"
+    assert page.locator(".menu-button").is_hidden()
+    phone(visit)
+    assert page.locator("#site-menu").is_hidden()
+    boxes = page.evaluate("""() => [".menu-button", "header.site .here", ".search-link",
+        ".language-switch"].map((selector) => {
+      const part = document.querySelector(selector), box = part.getBoundingClientRect();
+      return [part.textContent.trim(), box.left >= 0 && box.right <= innerWidth,
+              box.height >= 44 && box.width >= 44, part.scrollWidth <= part.clientWidth + 1];
+    })""")
+    words = site_builder.STRINGS[lang]
+    other = next(code for code in site_builder.STRINGS if code != lang)
+    assert boxes == [[words["menu"], True, True, True], [names[-1][:3], True, True, True],
+                     [words["search"], True, True, True],
+                     [site_builder.STRINGS[other]["language_name"], True, True, True]]
+    page.click(".menu-button")
+    assert page.get_attribute(".menu-button", "aria-expanded") == "true"
+    heights = page.evaluate("""() => [...document.querySelectorAll("#site-menu a")]
+      .map((link) => link.getBoundingClientRect().height >= 44)""")
+    assert heights and all(heights)
+    page.keyboard.press("Escape")
+    assert page.locator("#site-menu").is_hidden()
+    assert page.evaluate("document.documentElement.scrollWidth <= innerWidth") is True
+    visit.assert_clean()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", [390, 800, 1100])
+def test_browser_below_the_width_for_two_columns_a_diff_is_unified(site, visit, width):
+    """Point 4: #diff-split on a phone gave 178 px columns with the switch back hidden."""
+    visit.page.set_viewport_size({"width": width, "height": 844})
+    for address, prefix in (("s06_plan_mode.html#diff-split", "diff"),
+                            ("compare-s01_loop-vs-s02_tools.html#compare-split", "compare")):
+        page = visit.open(address)
+        ready(page)
+        assert page.locator(f"#{prefix}-unified").is_visible()
+        assert page.locator(f"#{prefix}-split").is_hidden()
+    visit.page.set_viewport_size({"width": 1280, "height": 900})  # wide again: as asked
+    page.wait_for_function("!document.getElementById('compare-split').hidden")
+    visit.assert_clean()
+
+
+@pytest.mark.browser
+def test_browser_in_dark_mode_a_command_block_has_an_edge(site, visit):
+    """Point 5: command blocks (#15191e) on the dark page (#14181d) had no visible edge."""
+    visit.page.emulate_media(color_scheme="dark")
+    try:
+        page = visit.open("index.html")
+        edge = page.evaluate("""() => {
+          const style = getComputedStyle(document.querySelector("pre.terminal.command"));
+          return [style.borderTopWidth, style.borderTopColor !== style.backgroundColor,
+                  style.borderTopColor !== getComputedStyle(document.body).backgroundColor];
+        }""")
+        assert edge == ["1px", True, True]
+    finally:
+        visit.page.emulate_media(color_scheme="light")
+    visit.assert_clean()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", ["en", ZH])
+def test_browser_no_page_is_wider_than_a_phone(site, visit, lang):
+    """Point 7: the zh-CN s01 What changed table made the page 399 px wide. No lesson (every
+    folded part open), nor a page of another kind, is wider than a phone."""
+    out, names = site
+    phone(visit)
+    for name in [*names, "readme", "index", "compare", "search",
+                 f"compare-{names[0]}-vs-{names[-1]}"]:
+        page = visit.open(f"{site_builder.SUBFOLDER[lang]}{name}.html")
+        ready(page)
+        page.evaluate("document.querySelectorAll('details').forEach((d) => { d.open = true; })")
+        assert page.evaluate("document.documentElement.scrollWidth <= innerWidth"), name
+        assert page.evaluate(SCROLLING_BUT_NOT_FOCUSABLE) == [], name
+        assert page.evaluate("""() => [...document.querySelectorAll(".table-scroll")].filter(
+          (box) => box.scrollWidth > box.clientWidth + 1 && box.tabIndex !== 0).length""") == 0
+    visit.assert_clean()
+
+
+@pytest.mark.browser
+def test_browser_what_takes_the_focus_is_not_under_the_bars(site, visit):
+    """Point 8: Shift+Tab put a Copy button under the tab bar, and s06's System prompt summary
+    under the player's bar."""
+    page = visit.open("s06_plan_mode.html")
+    ready(page)
+    # the element after the third Copy button, with the button just under the tab bar
+    page.evaluate("""() => {
+      const button = document.querySelectorAll("#lesson .copyable > .copy")[2];
+      window.scrollBy(0, button.getBoundingClientRect().top - 10);
+      const after = [...document.querySelectorAll(
+          "#lesson a, #lesson button, #lesson [tabindex='0']")]
+        .find((element) => button.compareDocumentPosition(element) & 4);
+      after.focus({ preventScroll: true });
+    }""")
+    page.keyboard.press("Shift+Tab")
+    page.wait_for_function("document.activeElement.classList.contains('copy')")
+    page.wait_for_function("""document.activeElement.getBoundingClientRect().top >=
+      document.querySelector('.tabs').getBoundingClientRect().bottom""")
+    page.evaluate("location.hash = 'step-3'")
+    page.wait_for_function("document.querySelector('#step-view summary')")
+    page.evaluate("""() => {
+      const summary = [...document.querySelectorAll("#step-view dl.state summary")].pop();
+      window.scrollBy(0, summary.getBoundingClientRect().top - 60);
+      summary.focus();
+    }""")
+    page.wait_for_function("""document.activeElement.getBoundingClientRect().top >=
+      document.querySelector('.player-bar').getBoundingClientRect().bottom""")
+    visit.assert_clean()
+
+
+TARGET_MARK = """(id) => getComputedStyle(document.getElementById(id), "::before")
+  .backgroundColor"""
+
+
+@pytest.mark.browser
+def test_browser_the_linked_line_is_marked_and_a_line_number_gives_its_link(site, visit):
+    """Point 9: the target line was not marked, and the numbers were no links."""
+    page = visit.open("s03_permissions.html#code-L620")
+    wait_for_panel(page, "code")
+    assert page.evaluate(TARGET_MARK, "code-L620") not in ("rgba(0, 0, 0, 0)", "")
+    assert page.evaluate(TARGET_MARK, "code-L621") == "rgba(0, 0, 0, 0)"
+    box = page.evaluate("""() => {
+      const line = document.getElementById("code-L630").getBoundingClientRect();
+      const gutter = document.querySelector(".code-view .gutter").getBoundingClientRect();
+      return [gutter.left + gutter.width / 2, line.top + 3];
+    }""")
+    page.mouse.click(*box)
+    page.wait_for_function("location.hash === '#code-L630'")
+    assert page.evaluate(TARGET_MARK, "code-L630") not in ("rgba(0, 0, 0, 0)", "")
+    visit.assert_clean()
+
+
+@pytest.mark.browser
+def test_browser_a_search_hit_in_code_lands_on_its_line_with_its_lines_shown(site, visit):
+    """Point 10: code hits for cache_control went to the top of the file, lines run together."""
+    page = visit.open("search.html?q=cache_control")
+    page.wait_for_selector("#search-results pre.hit-lines")
+    links = page.eval_on_selector_all("#search-results li > a",
+                                      "links => links.map((a) => a.getAttribute('href'))")
+    lines = [link for link in links if "#code-L" in link]
+    assert lines and not any(link.endswith("#code-file") for link in links)
+    name, number = re.fullmatch(r"/(s\d\d_\w+)\.html#code-L(\d+)", lines[0]).groups()
+    source = (ROOT / name / "code.py").read_text(encoding="utf-8").splitlines()
+    assert "cache_control" in source[int(number) - 1]
+    shown = page.locator("#search-results pre.hit-lines").first.inner_text()
+    assert shown == "\n".join(source[int(number) - 2:int(number) + 1])
+    page.click(f'#search-results a[href="{lines[0]}"]')
+    wait_for_panel(page, "code")
+    top, tabs, text = page.evaluate(LINE_AT, int(number))
+    assert (round(top - tabs), text) == (8, source[int(number) - 1] + "\n")
+    visit.assert_clean()
+
+
+@pytest.mark.browser
+def test_browser_the_chinese_search_marks_the_whole_word(site, visit):
+    """Point 10: in zh only "cache" of cache_control was marked."""
+    page = visit.open(f"{ZH}/search.html?q=cache_control")
+    page.wait_for_selector("#search-results mark")
+    marks = page.eval_on_selector_all("#search-results mark", "m => m.map((x) => x.textContent)")
+    assert marks and set(marks) == {"cache_control"}
+    visit.assert_clean()
+
+
+@pytest.mark.browser
+def test_browser_a_search_in_the_other_language_points_there_and_the_switch_keeps_it(
+        site, visit):
+    """Point 10: 计划模式 on the English page found nothing and pointed nowhere; the
+    language switch dropped ?q=."""
+    page = visit.open("search.html?q=计划模式")
+    page.wait_for_selector("#search-results a")
+    link = page.locator("#search-results a")
+    assert unquote(link.get_attribute("href")) == f"{visit.base}{ZH}/search.html?q=计划模式"
+    link.click()
+    page.wait_for_selector("#search-results li > a[href*='s06_plan_mode']")
+    page.click("a.language-switch")
+    page.wait_for_url("**/search.html?q=*")
+    assert page.evaluate("location.pathname + decodeURIComponent(location.search)") == (
+        "/search.html?q=计划模式")
+    visit.assert_clean()
+
+
+@pytest.mark.browser
+def test_browser_side_by_side_at_1280_the_columns_scroll_together(site, visit):
+    """Point 11: columns of 570 px for 850 px of code scrolled apart, by a scrollbar at the
+    bottom of a box 10,000-32,000 px tall."""
+    page = visit.open("s06_plan_mode.html#diff-split")
+    ready(page)
+    page.wait_for_function("!document.querySelector('.split-scrollbar').hidden")
+    page.evaluate("document.querySelector('#diff-split .split').scrollIntoView()")
+    page.evaluate("window.scrollBy(0, 3000)")
+    bar = page.evaluate("""() => { const box = document.querySelector('.split-scrollbar')
+      .getBoundingClientRect(); return [box.bottom <= innerHeight + 0.5, box.height > 0]; }""")
+    assert bar == [True, True]
+    page.evaluate("document.querySelector('.split-scrollbar').scrollLeft = 120")
+    page.wait_for_function("""[...document.querySelectorAll('#diff-split .split > .scroll')]
+      .every((column) => column.scrollLeft === 120)""")
+    page.evaluate("document.querySelector('#diff-split .split > .scroll').scrollLeft = 40")
+    page.wait_for_function("""[...document.querySelectorAll('#diff-split .split > .scroll')]
+      .map((column) => column.scrollLeft).join() === '40,40'""")
+    visit.assert_clean()
+
+
+@pytest.mark.browser
+def test_browser_the_phone_caption_says_when_there_is_more(site, visit):
+    """Point 12: the phone caption showed 59 px of 131 with no sign that more was hidden."""
+    out, names = site
+    phone(visit)
+    steps = len(run_data(out, names[-1])["calls"])
+    page = visit.open(f"{names[-1]}.html#step-1")
+    seen = 0
+    for step in range(1, steps + 1):
+        page.evaluate(f"location.hash = 'step-{step}'")
+        page.wait_for_function(f"document.getElementById('step-counter').textContent"
+                               f".includes('{step} ')")
+        cut = page.evaluate("(c => c.scrollHeight > c.clientHeight + 1)"
+                            "(document.getElementById('step-caption'))")
+        assert page.locator(".caption-more").is_visible() is cut
+        if cut:
+            seen += 1
+            page.click(".caption-more")
+            assert page.evaluate("(c => c.scrollHeight <= c.clientHeight + 1)"
+                                 "(document.getElementById('step-caption'))") is True
+            assert page.get_attribute(".caption-more", "aria-expanded") == "true"
+    assert seen >= 1
+    visit.assert_clean()
+
+
+@pytest.mark.browser
+def test_browser_the_current_page_is_no_filled_box(site, visit):
+    """Point 13: the current-page link looked like a text selection."""
+    page = visit.open("s03_permissions.html")
+    ready(page)
+    for selector in ("#site-menu a[aria-current]",):
+        style = page.evaluate(f"""() => {{ const s = getComputedStyle(
+          document.querySelector("{selector}")); return [s.backgroundColor,
+          s.borderLeftWidth, s.fontWeight]; }}""")
+        assert style == ["rgba(0, 0, 0, 0)", "3px", "700"]
+    visit.assert_clean()
+
+
+@pytest.mark.browser
+def test_browser_an_option_stays_with_its_value(site, visit):
+    """Point 13: `pytest -n` / `2` broke across lines."""
+    for width in (390, 520, 700):
+        visit.page.set_viewport_size({"width": width, "height": 844})
+        page = visit.open("readme.html")
+        found = page.evaluate("""() => [...document.querySelectorAll("code .nowrap")]
+          .filter((part) => part.textContent === "-n 2")
+          .map((part) => part.getClientRects().length)""")
+        assert found and set(found) == {1}, width
+    visit.assert_clean()
+
+
+@pytest.mark.browser
+def test_browser_copy_comes_back_and_the_replay_and_build_commands_copy(site, browser, server):
+    """Point 13: Copy never went back from "Copied"; the replay and Build-it-yourself
+    commands had no Copy button."""
+    context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
+    page = context.new_page()
+    page.clock.install()  # the page's timers run when the test says: no waiting two seconds
+    try:
+        page.goto(server + "s03_permissions.html#run")
+        button = page.locator("#run code.command + button.copy")
+        replay = page.text_content("#run code.command")
+        assert "--script play/s03_permissions.trace.jsonl" in replay
+        button.click()
+        assert page.evaluate("navigator.clipboard.readText()") == replay
+        assert button.inner_text() == "Copied"
+        page.clock.run_for(2100)  # "Copied" for two seconds, then Copy again
+        assert button.inner_text() == "Copy"
+        page.click(".build-it button.copy")
+        assert page.evaluate("navigator.clipboard.readText()") == page.text_content(
+            ".build-it code.command")
+    finally:
+        context.close()
+
+
+@pytest.mark.browser
+def test_browser_search_from_the_header_with_a_shortcut(site, visit):
+    page = visit.open("s02_tools.html")
+    ready(page)
+    page.keyboard.press("/")
+    assert page.evaluate("document.activeElement.id") == "header-search"
+    page.keyboard.type("cache_control")
+    page.keyboard.press("Enter")
+    page.wait_for_url("**/search.html?q=cache_control")
+    page.wait_for_selector("#search-results li > a")
+    phone(visit)
+    page = visit.open(f"{ZH}/s02_tools.html")
+    ready(page)
+    page.keyboard.press("/")  # on a phone the header has a link: the search page
+    page.wait_for_url(f"**/{ZH}/search.html")
+    page.keyboard.press("/")
+    assert page.evaluate("document.activeElement.id") == "search-input"
+    visit.assert_clean()
+
+
+@pytest.mark.browser
+def test_browser_the_contents_mark_where_you_are(site, visit):
+    page = visit.open("s06_plan_mode.html#lesson-run-it")
+    ready(page)
+    page.wait_for_function("""document.querySelector('.side-toc a[href="#lesson-run-it"]')
+      .getAttribute('aria-current') === 'location'""")
+    assert page.eval_on_selector_all(".side-toc a[aria-current], .toc a[aria-current]",
+                                     "links => links.map((a) => a.hash)") == [
+        "#lesson-run-it", "#lesson-run-it"]
+    visit.assert_clean()
+
+
+DEEPER_LESSON = """# s09_small: a small lesson
+
+## The problem
+
+A core to read in five minutes.
+
+![The loop, and where the check goes](diagram.svg)
+
+## Going deeper
+
+### One detail
+
+Folded until opened.
+
+## Another section
+
+More, after the core.
+"""
+
+DIAGRAM = ('<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-labelledby="t d" '
+           'viewBox="0 0 10 10"><title id="t">The loop</title><desc id="d">A box.</desc>'
+           '<rect width="10" height="10" fill="#fff"/></svg>\n')
+
+
+def test_a_lesson_shows_its_core_then_going_deeper_folded_with_its_diagram(tmp_path):
+    folder = tmp_path / "s09_small"
+    folder.mkdir()
+    (folder / "diagram.svg").write_text(DIAGRAM, encoding="utf-8")
+    chapter = site_builder.Chapter(name="s09_small", folder=folder, code='"""s09: x."""\n',
+                                   lesson=DEEPER_LESSON)
+    body, images = site_builder.render_lesson(chapter, ["s09_small"])
+    assert images == [(folder / "diagram.svg", "s09_small-diagram.svg")]
+    assert ('<img class="diagram-image" src="images/s09_small-diagram.svg" '
+            'alt="The loop, and where the check goes">') in body
+    core, _, deeper = body.partition('<details class="deeper" id="lesson-going-deeper-part">')
+    assert '<h2 id="lesson-the-problem">' in core and "diagram-image" in core
+    assert deeper.startswith('<summary><h2 id="lesson-going-deeper">Going deeper</h2></summary>')
+    assert '<h3 id="lesson-one-detail">' in deeper and '<h2 id="lesson-another-section">' in deeper
+    assert body.endswith("</details>\n")
+
+
+def test_a_home_card_shows_the_lessons_svg_diagram_in_its_language(tmp_path):
+    """A chapter with the new lesson shape has diagram.svg (and diagram.zh-CN.svg): its card
+    shows it, in the page's language, with the SVG's own title as its text; without one, the
+    card draws the docstring's diagram (None here)."""
+    from sitebuild import pages
+
+    folder = tmp_path / "s09_small"
+    folder.mkdir()
+    chapter = site_builder.Chapter(name="s09_small", folder=folder, code='"""s09: x."""\n')
+    assert pages.svg_card(chapter, "en") is None
+    (folder / "diagram.svg").write_text(DIAGRAM, encoding="utf-8")
+    assert pages.svg_card(chapter, ZH) == {"src": "../images/s09_small-diagram.svg",
+                                           "file": "diagram.svg", "alt": "The loop"}
+    (folder / "diagram.zh-CN.svg").write_text(DIAGRAM.replace("The loop", "循环"),
+                                              encoding="utf-8")
+    assert pages.svg_card(chapter, ZH) == {"src": "../images/s09_small-diagram.zh-CN.svg",
+                                           "file": "diagram.zh-CN.svg", "alt": "循环"}
+    assert pages.svg_card(chapter, "en")["alt"] == "The loop"
+
+
+@pytest.mark.browser
+def test_browser_a_link_into_going_deeper_opens_it(site, visit, tmp_path):
+    """A lesson with the new shape, on a page built from the site's own template and assets:
+    the folded part opens for a link to a heading inside it, and the diagram shows."""
+    out, names = site
+    folder = tmp_path / "s09_small"
+    folder.mkdir()
+    (folder / "diagram.svg").write_text(DIAGRAM, encoding="utf-8")
+    chapter = site_builder.Chapter(name="s09_small", folder=folder, code='"""s09: x."""\n',
+                                   lesson=DEEPER_LESSON)
+    body, images = site_builder.render_lesson(chapter, ["s09_small"])
+    page_html = (out / f"{names[0]}.html").read_text(encoding="utf-8")
+    page_html = re.sub(r'(<section class="panel lesson" id="lesson"[^>]*>).*?(</section>)',
+                       lambda found: found[1] + body + found[2], page_html, count=1, flags=re.S)
+    site_dir = out / "deeper-test"
+    site_dir.mkdir(exist_ok=True)
+    (site_dir / "page.html").write_text(page_html.replace('href="assets/', 'href="../assets/')
+                                        .replace('src="assets/', 'src="../assets/')
+                                        .replace('src="images/', 'src="../images/'),
+                                        encoding="utf-8")
+    shutil.copyfile(folder / "diagram.svg", out / "images" / "s09_small-diagram.svg")
+    try:
+        page = visit.open("deeper-test/page.html")
+        ready(page)
+        assert page.locator("details.deeper").get_attribute("open") is None
+        assert page.locator("#lesson-one-detail").is_hidden()
+        assert page.evaluate("document.querySelector('img.diagram-image').naturalWidth") > 0
+        page.evaluate("location.hash = 'lesson-one-detail'")
+        page.wait_for_function("document.querySelector('details.deeper').open")
+        assert page.locator("#lesson-one-detail").is_visible()
+    finally:
+        shutil.rmtree(site_dir)
+        (out / "images" / "s09_small-diagram.svg").unlink()
+    visit.assert_clean()
 
 
 # ---- accessibility: axe-core on the largest page of each kind ------------------------

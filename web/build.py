@@ -148,6 +148,7 @@ def build(out_dir: Path, chapters_root: Path = ROOT, launch=run_process, temp_ro
     shutil.copytree(ASSETS, out_dir / "assets")
     (out_dir / "assets" / "pygments.css").write_text(pygments_css(), encoding="utf-8")
     (out_dir / "traces").mkdir()
+    (out_dir / "code").mkdir()  # each code.py, which a search hit in code shows lines of
     (out_dir / "images").mkdir()
     (out_dir / "notebooks").mkdir()
     for lang in LANGUAGES:
@@ -159,6 +160,9 @@ def build(out_dir: Path, chapters_root: Path = ROOT, launch=run_process, temp_ro
         shutil.copyfile(source, out_dir / "images" / name)
     for chapter in chapters:
         write(out_dir / "traces" / f"{chapter.name}.jsonl", chapter.run.trace)
+        write(out_dir / "code" / f"{chapter.name}.py", chapter.code)
+        for svg in sorted(chapter.folder.glob("diagram*.svg")):  # the lesson's diagrams
+            shutil.copyfile(svg, out_dir / "images" / f"{chapter.name}-{svg.name}")
         if chapter.notebook.is_file():
             shutil.copyfile(chapter.notebook, out_dir / "notebooks" / f"{chapter.name}.ipynb")
     search.index(out_dir)  # last: Pagefind reads the pages written

@@ -89,6 +89,13 @@ function findById(id) {
   return null;
 }
 
+// A link to something inside a folded part (a lesson's "Going deeper") opens it.
+function openFoldsAround(target) {
+  for (let up = target && target.parentElement; up; up = up.parentElement) {
+    if (up.tagName === "DETAILS" && !up.open) up.open = true;
+  }
+}
+
 // ---- chapter tabs: Lesson, Code, Diff, Run ------------------------------------
 // The tabs are links to the panels (#lesson, #code, ...). The address decides
 // which panel shows, so a tab can be bookmarked and the Back button works.
@@ -114,9 +121,16 @@ function setUpTabs() {
     });
     document.documentElement.classList.add("ready");  // the panels are hidden or shown now
     document.dispatchEvent(new CustomEvent("panelshown", { detail: current.id }));
+    openFoldsAround(target);
     // A step of the player (#step-3) shows the player from its top, not its chart's bar.
     const shown = target && (target.closest(".player") || target);
     if (target && target !== current && panel) shown.scrollIntoView();
+    // A tab opened below the top of the panels opens at its top, not mid-page.
+    else if (target === current) {
+      const under = document.querySelector(".tabs").getBoundingClientRect().bottom;
+      const top = current.getBoundingClientRect().top;
+      if (top < under) window.scrollBy(0, top - under);
+    }
   }
 
   window.addEventListener("hashchange", () => showPanelFor(hashId()));
@@ -132,13 +146,21 @@ function setUpTabs() {
 
 // ---- diffs: unified or side by side ---------------------------------------------
 
+// Where two columns of code cannot be read (site.css hides the switch there), the diff is
+// unified whatever the address says: below 56rem, and from 64rem, where the sidebar takes
+// 16rem, up to 72rem.
+const NARROW = window.matchMedia("(max-width: 56rem), (min-width: 64rem) and (max-width: 72rem)");
+
 function setUpDiffSwitches() {
   for (const group of document.querySelectorAll(".view-switch")) {
     const buttons = Array.from(group.querySelectorAll("button[data-view]"));
     const views = new Map(buttons.map((button) => [button, document.getElementById(button.dataset.view)]));
+    let wanted = null;
     const choose = (chosen) => {
+      wanted = chosen;
+      const shown = NARROW.matches ? buttons[0] : chosen;
       for (const button of buttons) {
-        const on = button === chosen;
+        const on = button === shown;
         button.setAttribute("aria-pressed", String(on));
         setShown(views.get(button), on);
       }
@@ -149,7 +171,37 @@ function setUpDiffSwitches() {
       remember(button.dataset.view);
     }));
     window.addEventListener("hashchange", () => { if (fromAddress()) choose(fromAddress()); });
+    NARROW.addEventListener("change", () => choose(wanted));
     choose(fromAddress() || buttons[0]);
+  }
+}
+
+// Side by side, the two columns scroll sideways together, by one scrollbar that stays at the
+// bottom of the window (a column is as tall as the diff: its own would be far below).
+function setUpSplitScrolling() {
+  for (const split of document.querySelectorAll(".split")) {
+    const columns = Array.from(split.querySelectorAll(":scope > .scroll"));
+    const bar = el("div", { class: "split-scrollbar", "aria-hidden": "true" }, el("div", {}));
+    split.after(bar);
+    const all = [...columns, bar];
+    let leader = null;
+    const follow = (source) => {
+      if (leader && leader !== source) return;
+      leader = source;
+      for (const other of all) if (other !== source && other.scrollLeft !== source.scrollLeft) other.scrollLeft = source.scrollLeft;
+      requestAnimationFrame(() => { leader = null; });
+    };
+    all.forEach((part) => part.addEventListener("scroll", () => follow(part), { passive: true }));
+    const measure = () => {
+      if (!split.isConnected || !columns[0].checkVisibility()) { bar.hidden = true; return; }
+      const widest = Math.max(...columns.map((column) => column.scrollWidth - column.clientWidth));
+      bar.hidden = widest <= 1;
+      bar.firstChild.style.width = `${bar.clientWidth + widest}px`;
+    };
+    window.addEventListener("resize", measure);
+    new ResizeObserver(measure).observe(split);
+    document.addEventListener("panelshown", measure);
+    measure();
   }
 }
 
@@ -392,10 +444,29 @@ function setUpPlayer() {
     return found ? Number(found[1]) - 1 : null;
   }
 
+  // On a phone the caption shows three lines: a button says when there is more, and shows it.
+  const more = el("button", { type: "button", class: "caption-more", "aria-expanded": "false",
+    "aria-controls": "step-caption", hidden: "" }, t("more"));
+  caption.after(more);
+  const fitCaption = () => {
+    const open = more.getAttribute("aria-expanded") === "true";
+    caption.classList.toggle("open", open);
+    more.textContent = t(open ? "less" : "more");
+    more.hidden = !open && caption.scrollHeight <= caption.clientHeight + 1;
+  };
+  more.addEventListener("click", () => {
+    more.setAttribute("aria-expanded", String(more.getAttribute("aria-expanded") !== "true"));
+    fitCaption();
+  });
+  window.addEventListener("resize", fitCaption);
+  document.addEventListener("panelshown", fitCaption);
+
   function go(to, byUser) {
     step = Math.max(0, Math.min(calls.length - 1, to));
     counter.textContent = t("step_counter", { step: step + 1, steps: calls.length });
     caption.textContent = (steps[step] && steps[step].caption) || "";
+    more.setAttribute("aria-expanded", "false");
+    fitCaption();
     setUsable(previousButton, step > 0);
     setUsable(nextButton, step < calls.length - 1);
     view.replaceChildren(...renderStep(calls, steps, step));
@@ -434,7 +505,7 @@ function setUpPlayer() {
 // Lesson code and diagrams that are wider than the page scroll: they take the focus (build.py
 // gives them tabindex="0") only while they need to.
 function setUpScrollingBlocks() {
-  const blocks = Array.from(document.querySelectorAll("div.hl > pre[tabindex='0'], .diagram pre[tabindex='0']"));
+  const blocks = Array.from(document.querySelectorAll("div.hl > pre[tabindex='0'], .diagram pre[tabindex='0'], .table-scroll"));
   const update = () => {
     for (const pre of blocks) {
       if (!pre.isConnected || !pre.checkVisibility()) continue;  // not shown: left as it is
@@ -455,7 +526,7 @@ function setUpScrollingBlocks() {
 function setUpLanguageSwitch() {
   for (const link of document.querySelectorAll("a.language-switch")) {
     const page = link.getAttribute("href").split("#")[0];
-    const follow = () => link.setAttribute("href", page + location.hash);
+    const follow = () => link.setAttribute("href", page + location.search + location.hash);
     for (const event of ["click", "auxclick", "contextmenu", "focus", "pointerenter"]) {
       link.addEventListener(event, follow);
     }
@@ -477,11 +548,59 @@ function setUpStickyBars() {
   new ResizeObserver(measure).observe(tabs);
 }
 
+// What takes the focus (Tab, Shift+Tab) is scrolled out from under the sticky bars: the tab
+// bar, and the player's bar on the Run tab.
+function setUpFocusBelowBars() {
+  if (!document.querySelector(".tabs")) return;
+  const check = (element) => {
+    const bars = Array.from(document.querySelectorAll(".tabs, .player-bar"));  // as shown now
+    // the keyboard's focus only (a click does not move the page), on what fits in the window
+    if (!element.isConnected || !element.matches(":focus-visible")) return;
+    if (bars.some((bar) => bar.contains(element))) return;
+    const under = Math.max(0, ...bars.filter((bar) => bar.checkVisibility())
+      .map((bar) => bar.getBoundingClientRect().bottom));
+    const box = element.getBoundingClientRect();
+    if (box.top < under && box.bottom > 0 && box.height < window.innerHeight - under) {
+      window.scrollBy(0, box.top - under - 8);
+    }
+  };
+  document.addEventListener("focusin", (event) => {
+    const element = event.target;
+    check(element);
+    requestAnimationFrame(() => check(element));  // after the browser's own scroll
+  });
+}
+
 // ---- copy buttons -------------------------------------------------------------------
 // Every command and code block gets a button that copies its text exactly (the "$ " of a
 // shown command is not part of it). The text is kept on the button, data-copy.
 
+function copyButton(text, command) {
+  const button = el("button", { type: "button", class: "copy", "data-copy": text,
+    "aria-label": t(command ? "copy_label" : "copy_code_label") }, t("copy"));
+  let timer = 0;
+  button.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(button.dataset.copy);
+      button.textContent = t("copied");
+    } catch (error) {
+      button.textContent = t("copy");
+    }
+    clearTimeout(timer);  // "Copied" for two seconds, then the button is ready again
+    timer = setTimeout(() => { button.textContent = t("copy"); }, 2000);
+  });
+  return button;
+}
+
 function setUpCopyButtons(root) {
+  // a command inside a sentence (the replay, Build it yourself): a button after it
+  for (const code of root.querySelectorAll("code.command")) {
+    if (code.dataset.copyReady) continue;
+    code.dataset.copyReady = "true";
+    const button = copyButton(code.textContent, true);
+    button.classList.add("inline");
+    code.after(" ", button);
+  }
   const blocks = root.querySelectorAll("pre.command, div.hl > pre, .code-view .lines");
   for (const block of blocks) {
     const holder = block.closest(".code-view") || block.parentElement.closest("div.hl") || block;
@@ -490,16 +609,7 @@ function setUpCopyButtons(root) {
     let text = block.textContent.replace(/\n$/, "");
     if (block.matches("pre.command") && text.startsWith("$ ")) text = text.slice(2);
     const command = block.matches("pre.command") || (holder.classList && holder.classList.contains("command"));
-    const button = el("button", { type: "button", class: "copy", "data-copy": text,
-      "aria-label": t(command ? "copy_label" : "copy_code_label") }, t("copy"));
-    button.addEventListener("click", async () => {
-      try {
-        await navigator.clipboard.writeText(button.dataset.copy);
-        button.textContent = t("copied");
-      } catch (error) {
-        button.textContent = t("copy");
-      }
-    });
+    const button = copyButton(text, command);
     const wrapper = el("div", { class: "copyable" });
     holder.replaceWith(wrapper);
     wrapper.append(button, holder);
@@ -507,6 +617,28 @@ function setUpCopyButtons(root) {
 }
 
 // ---- search -------------------------------------------------------------------------
+
+function escapeHtml(text) {
+  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}
+
+// The words searched for, marked whole in an excerpt (escaped HTML): Pagefind's Chinese index
+// splits "cache_control" and would mark "cache" alone. Where none is found as written (a word
+// Pagefind matched by its stem), its own marks stay.
+function markWords(excerpt, words) {
+  const terms = words.trim().split(/\s+/).filter(Boolean).map((word) => escapeHtml(word));
+  if (!terms.length) return excerpt;
+  const plain = excerpt.replace(/<\/?mark>/g, "");
+  const alternatives = terms.map((term) => term.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|");
+  const pattern = new RegExp(`(&#?\\w+;)|(${alternatives})`, "gi");  // an entity is left whole
+  let marked = false;
+  const result = plain.replace(pattern, (found, entity) => {
+    if (entity) return entity;
+    marked = true;
+    return `<mark>${found}</mark>`;
+  });
+  return marked ? result : excerpt;
+}
 // The search page asks Pagefind's index (pagefind/, made by the build) through its
 // JavaScript API; the address keeps the words (search.html?q=cache_control).
 
@@ -542,13 +674,51 @@ function setUpSearch() {
     const data = await Promise.all(results.results.slice(0, 10).map((result) => result.data()));
     if (mine !== asked) return;
     status.textContent = data.length ? t("found", { n: results.results.length }) : t("found_none");
+    if (!data.length) {  // the other language's pages may have it: a link to search them
+      const other = new URL(document.querySelector("a.language-switch").getAttribute("href").split(/[?#]/)[0], location.href);
+      other.searchParams.set("q", words);
+      list.append(el("li", {}, el("a", { href: other.href, hreflang: document.querySelector("a.language-switch").hreflang },
+        t("search_other", { words }))));
+      return;
+    }
     for (const page of data) {
       const best = (page.sub_results || [])[0];
-      const link = el("a", { href: best ? best.url : page.url }, page.meta.title || page.url);
+      const line = best && best.url.endsWith("#code-file") ? codeLine(page, best) : 0;
+      const url = line ? best.url.replace(/#code-file$/, `#code-L${line}`) : (best ? best.url : page.url);
+      const link = el("a", { href: url }, page.meta.title || page.url);
       const excerpt = el("p", { class: "excerpt" });
-      excerpt.innerHTML = (best || page).excerpt;  // Pagefind's text, escaped, with <mark>
-      list.append(el("li", {}, link, excerpt));
+      excerpt.innerHTML = markWords((best || page).excerpt, words);  // Pagefind's text, escaped
+      const item = el("li", {}, link, excerpt);
+      list.append(item);
+      if (line) showCodeLines(item, excerpt, url, line, words);
     }
+  }
+
+  // The line of code a hit is on: the last line anchor (#code-L42) before the hit's first word.
+  function codeLine(page, sub) {
+    const at = (sub.locations || [])[0];
+    let line = 0;
+    for (const anchor of page.anchors || []) {
+      const found = /^code-L(\d+)$/.exec(anchor.id);
+      if (found && anchor.location <= at) line = Number(found[1]);
+    }
+    return line;
+  }
+
+  // A hit in code shows its lines as they are (Pagefind's excerpt runs them together): the
+  // chapter's code.py, copied into the site as code/sNN_x.py.
+  async function showCodeLines(item, excerpt, url, line, words) {
+    const name = /([^/]+)\.html#/.exec(url);
+    if (!name) return;
+    try {
+      const response = await fetch(new URL(`code/${name[1]}.py`, new URL(form.dataset.site || "./", location.href)));
+      if (!response.ok) return;
+      const lines = (await response.text()).split("\n");
+      const shown = lines.slice(Math.max(0, line - 2), line + 1).join("\n");
+      const pre = el("pre", { class: "hit-lines", lang: "en" });
+      pre.innerHTML = markWords(escapeHtml(shown), words);
+      excerpt.replaceWith(el("p", { class: "hit-where" }, t("code_line", { name: name[1], n: line })), pre);
+    } catch (error) { /* the excerpt stays */ }
   }
 
   form.addEventListener("submit", (event) => {
@@ -565,14 +735,122 @@ function setUpSearch() {
   }
 }
 
+
+// ---- the menu, the header's search, where you are ----------------------------------
+// At desktop widths the chapters are a sidebar beside the page; on a phone the same list is
+// the menu that the header's button opens.
+
+function setUpMenu() {
+  const button = document.querySelector(".menu-button");
+  const menu = document.getElementById("site-menu");
+  if (!button || !menu) return;
+  button.hidden = false;
+  const set = (open) => {
+    button.setAttribute("aria-expanded", String(open));
+    document.documentElement.classList.toggle("menu-open", open);
+  };
+  button.addEventListener("click", () => set(button.getAttribute("aria-expanded") !== "true"));
+  menu.addEventListener("click", (event) => { if (event.target.closest("a")) set(false); });
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && button.getAttribute("aria-expanded") === "true") {
+      set(false);
+      button.focus();
+    }
+  });
+}
+
+// "/" (or "s") goes to the search: the header's field, or the search page's own, or (on a
+// phone, where the header has a link) the search page.
+function setUpSearchShortcut() {
+  document.addEventListener("keydown", (event) => {
+    if (typingInAField(event) || event.altKey || event.ctrlKey || event.metaKey) return;
+    if (event.key !== "/" && event.key !== "s") return;
+    const field = [document.getElementById("search-input"), document.getElementById("header-search")]
+      .find((found) => found && found.checkVisibility());
+    event.preventDefault();
+    if (field) field.focus();
+    else location.href = document.querySelector("a.search-link").href;
+  });
+}
+
+// The contents lists (the lesson's and the sidebar's) mark the section being read: the last
+// heading above the middle of the space under the sticky bars.
+function setUpWhereYouAre() {
+  const links = Array.from(document.querySelectorAll(".toc a[href^='#'], .side-toc a[href^='#']"));
+  if (!links.length) return;
+  const ids = [...new Set(links.map((link) => link.hash.slice(1)))];
+  let scheduled = false;
+  const mark = () => {
+    scheduled = false;
+    const tabs = document.querySelector(".tabs");
+    const under = tabs ? tabs.getBoundingClientRect().bottom : 0;
+    let here = null;
+    for (const id of ids) {
+      const heading = document.getElementById(id);
+      if (!heading || !heading.checkVisibility()) continue;
+      if (heading.getBoundingClientRect().top <= under + (window.innerHeight - under) / 3) here = id;
+    }
+    for (const link of links) {
+      if (link.hash.slice(1) === here) link.setAttribute("aria-current", "location");
+      else link.removeAttribute("aria-current");
+    }
+  };
+  const later = () => { if (!scheduled) { scheduled = true; requestAnimationFrame(mark); } };
+  window.addEventListener("scroll", later, { passive: true });
+  window.addEventListener("resize", later);
+  document.addEventListener("panelshown", later);
+  document.addEventListener("toggle", later, true);
+  later();
+}
+
+// ---- lines of code: the one linked to is marked, and a line number gives its link ---------
+// A click on a number in the Code tab's gutter puts that line in the address (#code-L42): a
+// link to share. (The numbers are one element, not one link each: the page stays light.)
+
+function setUpLineLinks() {
+  const view = document.querySelector(".code-view");
+  if (!view) return;
+  // The line at a height on the screen: the last whose anchor starts above it (a binary search).
+  const lineAt = (y) => {
+    let low = 1, high = view.querySelectorAll("span[id^='code-L']").length;
+    if (!high) return 0;
+    while (low < high) {
+      const middle = Math.ceil((low + high) / 2);
+      const anchor = document.getElementById(`code-L${middle}`);
+      if (anchor.getBoundingClientRect().top - 2 <= y) low = middle;  // its line box starts ~2 px above
+      else high = middle - 1;
+    }
+    const first = document.getElementById("code-L1").getBoundingClientRect();
+    return low === 1 && y < first.top - 4 ? 0 : low;
+  };
+  view.addEventListener("mousedown", (event) => {
+    const gutter = event.target.closest && event.target.closest(".gutter");
+    if (!gutter || event.button !== 0) return;
+    event.preventDefault();  // the line where the press was, before a focus could move the page
+    const number = lineAt(event.clientY);
+    if (number) location.hash = `code-L${number}`;
+  });
+  view.addEventListener("mousemove", (event) => {
+    const gutter = event.target.closest && event.target.closest(".gutter");
+    const number = gutter ? lineAt(event.clientY) : 0;
+    if (number) gutter.title = t("line_link", { n: number });
+  });
+}
+
 // The parts that look elements up come before the tabs, which park the hidden panels.
 setUpCopyButtons(document);
 setUpSearch();
 setUpLanguageSwitch();
 setUpPlayer();
 setUpScrollingBlocks();
+setUpSplitScrolling();
 setUpDiffSwitches();
 setUpComparePicker();
+setUpMenu();
+setUpSearchShortcut();
+setUpLineLinks();
 setUpTabs();
 setUpStickyBars();
+setUpFocusBelowBars();
+setUpWhereYouAre();
 document.documentElement.classList.add("ready");  // (site.css waits for it; see there)

@@ -84,6 +84,13 @@ class Chapter:
         """The diagram of the docstring: its first block of four or more indented lines."""
         return docstring_diagram(self.docstring)
 
+    def diagram_svg(self, lang):
+        """The lesson's diagram (diagram.svg, diagram.zh-CN.svg: course/diagrams.py renders
+        them beside the lesson) in a language, or the English one, or None."""
+        names = ["diagram.zh-CN.svg", "diagram.svg"] if lang != "en" else ["diagram.svg"]
+        return next((self.folder / name for name in names if (self.folder / name).is_file()),
+                    None)
+
     @property
     def run_command(self):
         """The "Run it:" command of the docstring, or "" if it has none."""

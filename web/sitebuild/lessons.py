@@ -78,7 +78,11 @@ class LessonRenderer(mistune.HTMLRenderer):
         if len(text) < LONG_NAME:
             return shown
         start, end = shown.index(">") + 1, shown.rindex("<")  # the text inside <code>...</code>
-        return shown[:start] + re.sub(r"(?<=[_./-])(?=\w)", "<wbr>", shown[start:end]) + shown[end:]
+        # (after a "-" inside a word only: an option such as -n keeps its dash)
+        inside = re.sub(r"(?:(?<=[_./])|(?<=\w-))(?=\w)", "<wbr>", shown[start:end])
+        # an option and its value stay on one line (pytest -n 2, not "-n" then "2")
+        inside = OPTION_AND_VALUE.sub(r'<span class="nowrap">\1</span>', inside)
+        return shown[:start] + inside + shown[end:]
 
     def link(self, text, url, title=None):
         target = self.site_target(url)
@@ -95,7 +99,9 @@ class LessonRenderer(mistune.HTMLRenderer):
             return f'<span class="where">[image: {html.escape(text)} ({html.escape(url)})]</span>'
         name = f"{self.chapter.name}-{source.name}"
         self.images.append((source, name))
-        return f'<img src="{UP[self.lang]}images/{html.escape(name)}" alt="{html.escape(text)}">'
+        kind = ' class="diagram-image"' if source.suffix == ".svg" else ""
+        return (f'<img{kind} src="{UP[self.lang]}images/{html.escape(name)}" '
+                f'alt="{html.escape(text)}">')
 
     def local_file(self, url):
         """The repository file a relative url points at, or None."""
@@ -142,6 +148,11 @@ def strip_tags(text):
 
 
 LONG_NAME = 20  # characters of inline code from which it may break at <wbr>
+# " -n 2", " --port 8000": an option, a space and a value that is no option (bounded: it sees
+# lesson text only, written by the course)
+OPTION_AND_VALUE = re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]{0,30} [^\s<&-][^\s<&]{0,40})")
+# The heading after a lesson's core ("## Going deeper", "## 深入"): what follows it is folded.
+DEEPER_HEADINGS = {"going deeper", "深入"}
 README_PAGE = "readme.html"  # the course README (README.md at the root), on the site
 
 
@@ -170,7 +181,21 @@ def render_lesson(chapter, chapter_names, lang="en", root=None):
         body = body.replace(SOFT_BREAK, "\n")
     else:
         body = mark_english_quotes(join_cjk_lines(body))
-    return body, renderer.images
+    # a wide table scrolls in its own box, not the page (site.js lets it take the focus)
+    body = body.replace("<table>", '<div class="table-scroll"><table>').replace(
+        "</table>", "</table></div>")
+    return fold_deeper(body), renderer.images
+
+
+def fold_deeper(body):
+    """The lesson's core, then its "Going deeper" part folded: a <details> whose summary is
+    the heading, open by a click or by a link to anything inside it (site.js)."""
+    for found in re.finditer(r'<h2 id="([^"]+)">(.*?)</h2>\n', body):
+        if strip_tags(found[2]).strip().lower() in DEEPER_HEADINGS:
+            return (body[:found.start()] + f'<details class="deeper" id="{found[1]}-part">'
+                    f'<summary>{found[0].rstrip()}</summary>\n'
+                    + body[found.end():] + "</details>\n")
+    return body
 
 
 def english_anchors(markdown):

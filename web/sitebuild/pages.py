@@ -29,9 +29,23 @@ def page(template, title, chapters, lang, name, current="", **values):
         return ' aria-current="page"' if key == current else ""
 
     values.setdefault("indexed", False)  # in the search index (sitebuild/search.py)
+    values.setdefault("toc", "")  # the sidebar's contents of this page, under its link
+    shown = next((chapter for chapter in chapters if chapter.name == current), None)
     return render(template, lang, title=title, chapters=chapters, other=other,
-                  switch=link_to(lang, other, name), up=UP[lang], here=here,
+                  switch=link_to(lang, other, name), up=UP[lang], here=here, current=current,
+                  current_label=shown.label if shown else "",
+                  current_page=shown.page if shown else "", footer=footer(lang),
                   site_strings=script_json(STRINGS[lang]["script"]), **values) + "\n"
+
+
+def footer(lang):
+    """The footer: how the site was made, and the repository's address when the build was told
+    it (COURSE_REPOSITORY)."""
+    address = repository()
+    if not address:
+        return say(lang, "footer")
+    return say(lang, "footer") + "\n" + say(lang, "footer_repository",
+                                            address=html.escape(address))
 
 
 def home_page(chapters, lang, root=None):
@@ -53,7 +67,8 @@ def home_page(chapters, lang, root=None):
                       else "",
                       "summary": capitalise(chapter.summary_in(lang), lang),
                       "columns": max((len(line) for line in chapter.diagram.splitlines()),
-                                     default=1)})
+                                     default=1),
+                      "svg": svg_card(chapter, lang)})
     return page(
         "home.html", say(lang, "course_title"), chapters, lang, "index.html", current="home",
         cards=cards,
@@ -63,6 +78,17 @@ def home_page(chapters, lang, root=None):
         clone=clone_command(repository()), commands=readme_commands(root) if root else [],
         readme=README_PAGE,
     )
+
+
+def svg_card(chapter, lang):
+    """The lesson's SVG diagram for a home card, {"src", "alt"}, or None (the card then draws
+    the docstring's diagram). Its text alternative is the SVG's own <title>."""
+    source = chapter.diagram_svg(lang)
+    if source is None:
+        return None
+    title = re.search(r"<title[^>]*>(.*?)</title>", source.read_text(encoding="utf-8"), re.S)
+    return {"src": f"{UP[lang]}images/{chapter.name}-{source.name}", "file": source.name,
+            "alt": html.unescape(title[1]).strip() if title else chapter.title_in(lang)}
 
 
 def readme_chapter(root):
@@ -84,10 +110,11 @@ def readme_page(readme, chapters, lang):
                                  lang if readme.lesson_in(lang) else "en", root=readme.folder)
     heading = readme.lesson_in(lang) or readme.lesson
     heading = heading.partition("\n")[0].removeprefix("# ")
+    toc = side_contents(body, lang)
     body = contents(body, lang) + body
     return page("readme.html", f"{say(lang, 'readme_title')} · {say(lang, 'course_title')}",
                 chapters, lang, README_PAGE, current="readme", heading=heading, indexed=True,
-                body=body), images
+                body=body, toc=toc), images
 
 
 def capitalise(text, lang="en"):
@@ -106,26 +133,42 @@ def chapter_parts(chapter, names, lang):
         lesson = f'<p class="note">{say(lang, "untranslated")}</p>\n<div lang="en">{lesson}</div>'
     else:
         lesson, images = lesson_placeholder(chapter, lang), []
+    toc = side_contents(lesson, lang)
     lesson = contents(lesson, lang) + lesson
     if chapter.previous:
         diff = f"<h2>{say(lang, 'diff_against', name=html.escape(chapter.previous.name))}</h2>"
         diff += diff_views(Diff(chapter.previous, chapter), "diff", lang)
     else:
         diff = f"<h2>{say(lang, 'diff_first_heading')}</h2><p>{say(lang, 'diff_first')}</p>"
-    return {"lesson": lesson, "images": images, "code": code_view(chapter, lang), "diff": diff}
+    return {"lesson": lesson, "images": images, "code": code_view(chapter, lang), "diff": diff,
+            "toc": toc}
 
 
 TABS = ("lesson", "code", "diff", "run")
 
 
+def headings(body):
+    """[(id, text without links)] of the <h2> of a rendered lesson."""
+    return [(anchor, re.sub(r"</?a[^>]*>", "", text))
+            for anchor, text in re.findall(r'<h2 id="([^"]+)">(.*?)</h2>', body)]
+
+
 def contents(body, lang):
     """The contents list of a rendered lesson: a link to each of its <h2>."""
-    found = re.findall(r'<h2 id="([^"]+)">(.*?)</h2>', body)
+    found = headings(body)
     if len(found) < 2:
         return ""
-    items = "".join(f'<li><a href="#{anchor}">{re.sub(r"</?a[^>]*>", "", text)}</a></li>'
-                    for anchor, text in found)
+    items = "".join(f'<li><a href="#{anchor}">{text}</a></li>' for anchor, text in found)
     return f'<nav class="toc" aria-label="{say(lang, "contents")}"><ol>{items}</ol></nav>\n'
+
+
+def side_contents(body, lang):
+    """The same list for the sidebar, under the page's link (site.js marks where you are)."""
+    found = headings(body)
+    if len(found) < 2:
+        return ""
+    items = "".join(f'<li><a href="#{anchor}">{text}</a></li>' for anchor, text in found)
+    return f'<ol class="side-toc">{items}</ol>'
 
 
 
@@ -135,7 +178,7 @@ def chapter_page(chapter, chapters, parts, lang):
     title = f"{chapter.title_in(lang)} · {say(lang, 'course_title')}"
     return page(
         "chapter.html", title, chapters, lang, chapter.page, current=chapter.name, indexed=True,
-        chapter=chapter, parts=parts, tabs=TABS, run=run_view(chapter, lang),
+        chapter=chapter, parts=parts, tabs=TABS, run=run_view(chapter, lang), toc=parts["toc"],
         build_command=build_it_yourself(chapter),
         prompt=in_english(lang, html.escape(chapter.run.prompt)),
         previous=chapters[index - 1] if index > 0 else None,

@@ -2,6 +2,7 @@
 
 import html
 import json
+import re
 from pathlib import Path
 
 import mistune
@@ -89,6 +90,10 @@ def run_view(chapter, lang):
                seconds=SHOWN_SECONDS, trace=f"{UP[lang]}traces/{chapter.name}.jsonl",
                saved=Path(trace_path(chapter.name)).name,
                replay=html.escape(replay))
+    # the replay command gets a Copy button (site.js copies a code.command)
+    escaped = html.escape(replay)
+    note = re.sub(rf"<code([^>]*)>{re.escape(escaped)}</code>",
+                  lambda found: f'<code{found[1]} class="command">{escaped}</code>', note)
     return render("run.html", lang, run=run, calls=calls, answers=answers, note=note,
                   mini_chart=mini_chart(run.calls, lang), run_data=run_data_json(chapter, lang),
                   plans=plan_templates(run), size_chart=size_chart(run.calls, lang),

@@ -20,7 +20,12 @@ def repository():
 
 
 def clone_command(address):
-    return f"git clone {address}" if address else ""
+    """The clone, then into its folder (the name git gives it: the address's last part without
+    .git), so that the README's commands that follow run where they should."""
+    if not address:
+        return ""
+    folder = address.rstrip("/").rpartition("/")[2].removesuffix(".git")
+    return f"git clone {address} && cd {folder}" if folder else f"git clone {address}"
 
 
 def readme_commands(root):

@@ -519,3 +519,42 @@ def english_inside(lang):
 def in_english(lang, fragment):
     """HTML that is English, marked so on a page of another language."""
     return fragment if lang == "en" else f'<span lang="en">{fragment}</span>'
+
+
+# The words of the sidebar, the menu, the header's search and the folded parts (a block of
+# their own, merged into STRINGS below).
+NAVIGATION = {
+    "en": {
+        "menu": "Menu",
+        "home_link": "Home",
+        "header_search_label": "Search the lessons and the code",
+        "header_search_placeholder": "Search (press /)",
+        "footer_repository": 'The course\'s repository: <a href="{address}">{address}</a>.',
+        "diagram_svg_caption": "The diagram of the lesson, <code>{name}/{file}</code>",
+        "script": {
+            "more": "More",
+            "less": "Less",
+            "code_line": "{name}/code.py, line {n}",
+            "line_link": "Line {n}: click for a link to it",
+            "search_other": "Search the Chinese pages for “{words}”",
+        },
+    },
+    ZH: {
+        "menu": "菜单",
+        "home_link": "首页",
+        "header_search_label": "搜索讲义和代码",
+        "header_search_placeholder": "搜索（按 /）",
+        "footer_repository": '课程仓库：<a href="{address}">{address}</a>。',
+        "diagram_svg_caption": "讲义的示意图，<code>{name}/{file}</code>",
+        "script": {
+            "more": "展开",
+            "less": "收起",
+            "code_line": "{name}/code.py 第 {n} 行",
+            "line_link": "第 {n} 行：点击得到指向它的链接",
+            "search_other": "在英文页面里搜索“{words}”",
+        },
+    },
+}
+for _lang, _words in NAVIGATION.items():
+    STRINGS[_lang].update({key: value for key, value in _words.items() if key != "script"})
+    STRINGS[_lang]["script"].update(_words["script"])
