@@ -199,16 +199,22 @@ def run_tool(session, block):
 BASH_TIMEOUT = 30  # seconds
 OUTPUT_LIMIT = 10_000  # bytes kept of a command's output
 
-# Commands no harness should ever run for a model, whatever it says.
+# Commands no harness should ever run for a model, whatever it says. Each is matched where a
+# program starts (COMMAND_START: the start, after ; & | ( ` or a newline, after sudo, env,
+# then, ...), so "grep reboot notes.md" and "echo shutdown" run. No part of a pattern matches
+# what the part before it matched: a long command costs time in proportion to its length.
+COMMAND_START = (r"(?:^|[;&|(`\n])\s*(?:(?:sudo|doas|exec|command|nohup|time|env|xargs|"
+                 r"then|do|else|if|while|until|!)\s+)*(?:[^\s;&|(`/]*/)*")  # /sbin/reboot too
 CATASTROPHIC = [
-    (r"\brm\s+(-[-\w]+\s+)*[\"']?(/|~/?|\$\{?HOME\}?/?)[\"']?(\*|\s|$)",
+    (COMMAND_START + r"rm\s+(-[-\w]+\s+)*[\"']?(/|~/?|\$\{?HOME\}?/?)[\"']?(\*|\s|$)",
      "deletes the root or home folder"),
-    (r"\bmkfs(\.\w+)?\b", "formats a disk"),
-    (r"\bdd\b.*\bof=/dev/", "overwrites a device"),
+    (COMMAND_START + r"mkfs(\.\w+)?(?![\w.-])", "formats a disk"),
+    (COMMAND_START + r"dd\s[^;&|(`\n]*?(?<![\w-])of=/dev/", "overwrites a device"),
     (r">\s*/dev/(sd|nvme|hd|disk)", "overwrites a device"),
-    (r":\(\)\s*\{.*:\s*\|\s*:.*\}", "is a fork bomb"),
-    (r"\b(shutdown|reboot|halt|poweroff)\b", "stops the machine"),
-    (r"\bchmod\s+(-\w+\s+)*777\s+/(\s|$)", "opens up the whole file system"),
+    (r":\s*\(\s*\)\s*\{", "is a fork bomb"),  # it defines a function named ":"
+    (COMMAND_START + r"(?:systemctl\s+)?(shutdown|reboot|halt|poweroff)(?![\w.-])",
+     "stops the machine"),
+    (COMMAND_START + r"chmod\s+(-\w+\s+)*777\s+/(\s|$)", "opens up the whole file system"),
 ]
 
 

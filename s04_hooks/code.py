@@ -286,6 +286,8 @@ READ_LIMIT = 2000  # lines read_file returns when no limit is given
 LINE_LIMIT = 2000  # characters shown of one line (a minified file is one long line)
 READ_CHAR_LIMIT = 50_000  # characters one read_file returns at most
 GLOB_LIMIT = 100  # paths glob returns
+GLOB_SCAN_LIMIT = 20_000  # names one glob looks at: a bigger search stops there, and says so
+GLOB_PARTS = 64  # parts between slashes a glob pattern may have
 # A named pipe, a socket or a device is refused before it is opened: opening a FIFO waits for a
 # writer, forever.
 NOT_REGULAR = ("{} is not a regular file (a named pipe, a socket or a device). "
@@ -404,15 +406,54 @@ def glob_files(workdir, pattern):
         raise ToolError("Refused: the pattern must be relative to the working directory.")
     resolve_path(workdir, pattern)  # the same refusals as a path: '..', '~', NUL
     root = Path(workdir).resolve()
-    try:
-        found = sorted(shown(root, hit) for hit in root.glob(pattern)
-                       if hit.is_file() and hit.resolve().is_relative_to(root))
-    except Exception as error:  # pathlib's glob fails in odd ways on odd patterns ('.', './')
-        raise ToolError(f"Bad pattern {pattern!r}: {error or type(error).__name__}.") from None
-    if not found:
+    parts = [part for part in pattern.split("/") if part not in ("", ".")]
+    if not parts or len(parts) > GLOB_PARTS:
+        raise ToolError(f"Bad pattern {pattern!r}: it must have 1 to {GLOB_PARTS} parts "
+                        "between slashes.")
+    # One walk of the tree, each name matched once against the parts of the pattern it may be
+    # at: "**/d/**/d/**" costs no more than "**", and the walk stops after GLOB_SCAN_LIMIT.
+    found, looked, stopped, folders = [], 0, False, [(root, glob_step(parts, {0}, None))]
+    while folders and not stopped:
+        folder, states = folders.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+        except OSError:  # unreadable, or gone since
+            continue
+        stopped = looked + len(entries) > GLOB_SCAN_LIMIT
+        for entry in entries[:GLOB_SCAN_LIMIT - looked]:
+            looked += 1
+            after = glob_step(parts, states, entry.name)
+            inside = len(parts) in after and Path(entry.path).resolve().is_relative_to(root)
+            if inside and entry.is_file():  # a symlink to a file outside is not listed
+                found.append(shown(root, Path(entry.path)))
+            if after - {len(parts)} and entry.is_dir(follow_symlinks=False):
+                folders.append((Path(entry.path), after))
+    if not found and not stopped:
         return f"No files match {pattern!r}."
+    found.sort()
     more = f"\n({len(found) - GLOB_LIMIT} more not shown)" if len(found) > GLOB_LIMIT else ""
+    if stopped:
+        more += (f"\n(glob stopped after looking at {GLOB_SCAN_LIMIT:,} names; "
+                 "a narrower pattern finds the rest)")
     return "\n".join(found[:GLOB_LIMIT]) + more
+
+
+def glob_step(parts, states, name):
+    """Where in the pattern's parts a walk can be after one more name (None: at the start).
+    A state is the index of the next part to match; "**" matches any number of names."""
+    after = set()
+    for state in states:
+        if name is None:
+            after.add(state)
+        elif state < len(parts) and parts[state] == "**":
+            after.add(state)
+        elif state < len(parts) and fnmatch.fnmatchcase(name, parts[state]):
+            after.add(state + 1)
+    for state in sorted(after):  # "**" may also match no name at all
+        while state < len(parts) and parts[state] == "**":
+            state += 1
+            after.add(state)
+    return after
 
 
 def path_field(description):
@@ -1153,16 +1194,22 @@ def check_python_syntax(event):
 BASH_TIMEOUT = 30  # seconds
 OUTPUT_LIMIT = 10_000  # bytes kept of a command's output
 
-# Commands no harness should ever run for a model, whatever it says.
+# Commands no harness should ever run for a model, whatever it says. Each is matched where a
+# program starts (COMMAND_START: the start, after ; & | ( ` or a newline, after sudo, env,
+# then, ...), so "grep reboot notes.md" and "echo shutdown" run. No part of a pattern matches
+# what the part before it matched: a long command costs time in proportion to its length.
+COMMAND_START = (r"(?:^|[;&|(`\n])\s*(?:(?:sudo|doas|exec|command|nohup|time|env|xargs|"
+                 r"then|do|else|if|while|until|!)\s+)*(?:[^\s;&|(`/]*/)*")  # /sbin/reboot too
 CATASTROPHIC = [
-    (r"\brm\s+(-[-\w]+\s+)*[\"']?(/|~/?|\$\{?HOME\}?/?)[\"']?(\*|\s|$)",
+    (COMMAND_START + r"rm\s+(-[-\w]+\s+)*[\"']?(/|~/?|\$\{?HOME\}?/?)[\"']?(\*|\s|$)",
      "deletes the root or home folder"),
-    (r"\bmkfs(\.\w+)?\b", "formats a disk"),
-    (r"\bdd\b.*\bof=/dev/", "overwrites a device"),
+    (COMMAND_START + r"mkfs(\.\w+)?(?![\w.-])", "formats a disk"),
+    (COMMAND_START + r"dd\s[^;&|(`\n]*?(?<![\w-])of=/dev/", "overwrites a device"),
     (r">\s*/dev/(sd|nvme|hd|disk)", "overwrites a device"),
-    (r":\(\)\s*\{.*:\s*\|\s*:.*\}", "is a fork bomb"),
-    (r"\b(shutdown|reboot|halt|poweroff)\b", "stops the machine"),
-    (r"\bchmod\s+(-\w+\s+)*777\s+/(\s|$)", "opens up the whole file system"),
+    (r":\s*\(\s*\)\s*\{", "is a fork bomb"),  # it defines a function named ":"
+    (COMMAND_START + r"(?:systemctl\s+)?(shutdown|reboot|halt|poweroff)(?![\w.-])",
+     "stops the machine"),
+    (COMMAND_START + r"chmod\s+(-\w+\s+)*777\s+/(\s|$)", "opens up the whole file system"),
 ]
 
 

@@ -13,6 +13,8 @@
 import json
 import os
 import socket
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -275,3 +277,56 @@ def test_a_socket_is_refused_by_read_file(name, tmp_path):
         )
     finally:
         listener.close()
+
+
+# ---- 4. bounded time ---------------------------------------------------------------------------
+
+# Commands the model may send that made a pattern of the hard deny list (born in s01) backtrack:
+# 14,000 characters of the first took 18 s a call, in which not even Ctrl-C was felt.
+BACKTRACKING = [":|:(){ " * 8000, ":(){" * 12000, "rm -rm " * 8000, "dd " * 16000,
+                ";" * 50000, ":" + " " * 50000, "; sudo" * 8000]
+HOLDS = ("import json, re, sys\n"
+         "patterns, texts = json.load(sys.stdin)\n"
+         "for p in patterns:\n"
+         "    for a in texts:\n"
+         "        re.search(p, a)\n")
+
+
+def patterns_finish(patterns, texts):
+    """Run every pattern on every text in a child process, stopped after 10 s: a regex holds
+    the interpreter until it ends, so no thread of this one could stop it."""
+    try:
+        subprocess.run([sys.executable, "-c", HOLDS], input=json.dumps([patterns, texts]),
+                       text=True, check=True, timeout=10)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("name", support.PRESENT)
+def test_no_pattern_of_the_hard_deny_list_backtracks_on_a_long_command(name):
+    chapter = load_chapter(name)
+    assert patterns_finish([pattern for pattern, _ in chapter.CATASTROPHIC], BACKTRACKING)
+    assert chapter.catastrophic_reason(":(){ :|:& };:") == "is a fork bomb"
+
+
+@pytest.mark.parametrize("name", FILE_CHAPTERS)
+def test_glob_with_many_double_stars_over_a_deep_chain_returns(name, tmp_path):
+    chapter = load_chapter(name)
+    deep = tmp_path.joinpath(*["d"] * 40)
+    deep.mkdir(parents=True)
+    (deep / "x.txt").write_text("")
+    pattern = "**/" * 10 + "*.txt"
+    assert returns_in_time(run_file_tool, chapter, tmp_path, "glob", {"pattern": pattern}) == (
+        result("toolu_1", "d/" * 40 + "x.txt"))
+
+
+@pytest.mark.parametrize("name", FILE_CHAPTERS)
+def test_glob_stops_after_its_scan_limit_and_says_so(name, tmp_path, monkeypatch):
+    chapter = load_chapter(name)
+    monkeypatch.setattr(chapter, "GLOB_SCAN_LIMIT", 5)
+    for number in range(8):
+        (tmp_path / f"{number}.txt").write_text("")
+    assert run_file_tool(chapter, tmp_path, "glob", {"pattern": "**/*.txt"}) == result(
+        "toolu_1", "0.txt\n1.txt\n2.txt\n3.txt\n4.txt\n"
+        "(glob stopped after looking at 5 names; a narrower pattern finds the rest)")
