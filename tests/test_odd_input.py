@@ -10,6 +10,7 @@
    such test runs the call in a thread and fails, instead of hanging, if it does not return.
 """
 
+import io
 import json
 import os
 import socket
@@ -330,3 +331,57 @@ def test_glob_stops_after_its_scan_limit_and_says_so(name, tmp_path, monkeypatch
     assert run_file_tool(chapter, tmp_path, "glob", {"pattern": "**/*.txt"}) == result(
         "toolu_1", "0.txt\n1.txt\n2.txt\n3.txt\n4.txt\n"
         "(glob stopped after looking at 5 names; a narrower pattern finds the rest)")
+
+
+# ---- 5. nothing a file name or a terminal sends wedges or crashes a session ------------------
+
+@pytest.mark.parametrize("name", FILE_CHAPTERS)
+def test_a_file_name_that_is_not_utf8_comes_back_escaped_and_the_next_request_encodes(
+        name, tmp_path):
+    chapter = load_chapter(name)
+    (tmp_path / os.fsdecode(b"caf\xe9.txt")).write_text("")
+    found = run_file_tool(chapter, tmp_path, "glob", {"pattern": "*.txt"})
+    assert found == result("toolu_1", "caf\\xe9.txt")
+    assert json.dumps(found, ensure_ascii=False).encode("utf-8") == (
+        b'{"type": "tool_result", "tool_use_id": "toolu_1", "content": "caf\\\\xe9.txt"}')
+
+
+@pytest.mark.parametrize("name", support.PRESENT)
+def test_a_character_the_terminal_cannot_encode_prints_as_its_escape(name, monkeypatch):
+    chapter = load_chapter(name)
+    screen = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(screen, encoding="latin-1"))
+    chapter.show("a → b" + " " * 41 + "é")
+    sys.stdout.flush()
+    assert screen.getvalue() == b"a \\u2192 b\\u27e841 spaces\\u27e9\xe9\n"
+
+
+@pytest.mark.parametrize("name", support.PRESENT)
+def test_a_number_too_long_to_read_in_a_script_or_a_trace_is_one_line(name, tmp_path):
+    chapter = load_chapter(name)
+    script, trace = tmp_path / "script.json", tmp_path / "trace.jsonl"
+    script.write_text('{"prompt": "x", "turns": [], "n": ' + "9" * 5000 + "}")
+    trace.write_text('{"request": {}}\n{"a": ' + "9" * 5000 + "}\n")
+
+    def refusal(path):
+        try:
+            chapter.load_script(path)
+        except chapter.ScriptError as error:
+            return str(error)
+        return None
+
+    assert [refusal(script), refusal(trace)] == [
+        f"{script}: a number in it is too long to read",
+        f"{trace}: a number in it is too long to read"]
+
+
+@pytest.mark.parametrize("name", SETTINGS_CHAPTERS)
+def test_a_number_too_long_to_read_in_settings_is_one_line_and_exit_2(name, tmp_path):
+    work = tmp_path / "work"
+    path = settings_file(work)
+    path.write_text('{"permissions": {"deny": []}, "x": ' + "9" * 5000 + "}")
+
+    run = run_chapter(name, "--offline", "--workdir", str(work), "go")
+
+    assert (run.returncode, run.stdout, run.stderr) == (
+        2, "", f"{name}: {path}: a number in it is too long to read\n")
