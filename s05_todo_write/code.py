@@ -1274,7 +1274,7 @@ def command_hook(command, timeout=HOOK_TIMEOUT):
         if process.returncode == 2:
             return {"decision": "block", "reason": stderr.strip() or "blocked by a hook"}
         if process.returncode != 0:
-            said = (stderr.strip() or stdout.strip())[:300]
+            said = (stderr.strip() or stdout.strip())[:300] or "it printed nothing to say why"
             raise HookError(f"exit code {process.returncode}: {said}")
         if not stdout.strip():
             return None

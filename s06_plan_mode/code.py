@@ -1297,7 +1297,7 @@ def command_hook(command, timeout=HOOK_TIMEOUT):
         if process.returncode == 2:
             return {"decision": "block", "reason": stderr.strip() or "blocked by a hook"}
         if process.returncode != 0:
-            said = (stderr.strip() or stdout.strip())[:300]
+            said = (stderr.strip() or stdout.strip())[:300] or "it printed nothing to say why"
             raise HookError(f"exit code {process.returncode}: {said}")
         if not stdout.strip():
             return None
@@ -1841,7 +1841,8 @@ def check_fields(value, what, fields):
 
 def ask_user_question(session, questions):
     """The tool: the harness asks each question and collects what the user answers.
-    EOF or Ctrl-C skips the questions left; the turn goes on."""
+    EOF skips the questions left, and the turn goes on; Ctrl-C cancels the turn, as /help says
+    (run_tools answers the call "Interrupted by the user.")."""
     questions = validate_questions(questions)
     answers = {}
     try:
@@ -1850,7 +1851,7 @@ def ask_user_question(session, questions):
             answer = read_choice(item)
             if answer is not None:
                 answers[item["question"]] = answer
-    except (EOFError, KeyboardInterrupt):
+    except EOFError:
         show("[No more answers: the questions left are skipped.]", 4)
     return answers_text(questions, answers)
 
@@ -2811,7 +2812,8 @@ def command_restart(session, argument):
     what = "a new conversation"
     if isinstance(session.client, ScriptedModel):
         what = "the script plays from its start"
-    show(f"[Restarted: {what}, with a new history; workdir: {session.workdir}]")
+    show(f"[Restarted: {what}, with a new history; workdir: {session.workdir}; "
+         f"session: {session.session_id}]")
 
 
 def command_clear(session, argument):
