@@ -199,16 +199,22 @@ def run_tool(session, block):
 BASH_TIMEOUT = 30  # seconds
 OUTPUT_LIMIT = 10_000  # bytes kept of a command's output
 
-# Commands no harness should ever run for a model, whatever it says.
+# Commands no harness should ever run for a model, whatever it says. Each is matched where a
+# program starts (COMMAND_START: the start, after ; & | ( ` or a newline, after sudo, env,
+# then, ...), so "grep reboot notes.md" and "echo shutdown" run. No part of a pattern matches
+# what the part before it matched: a long command costs time in proportion to its length.
+COMMAND_START = (r"(?:^|[;&|(`\n])\s*(?:(?:sudo|doas|exec|command|nohup|time|env|xargs|"
+                 r"then|do|else|if|while|until|!)\s+)*(?:[^\s;&|(`/]*/)*")  # /sbin/reboot too
 CATASTROPHIC = [
-    (r"\brm\s+(-[-\w]+\s+)*[\"']?(/|~/?|\$\{?HOME\}?/?)[\"']?(\*|\s|$)",
+    (COMMAND_START + r"rm\s+(-[-\w]+\s+)*[\"']?(/|~/?|\$\{?HOME\}?/?)[\"']?(\*|\s|$)",
      "deletes the root or home folder"),
-    (r"\bmkfs(\.\w+)?\b", "formats a disk"),
-    (r"\bdd\b.*\bof=/dev/", "overwrites a device"),
+    (COMMAND_START + r"mkfs(\.\w+)?(?![\w.-])", "formats a disk"),
+    (COMMAND_START + r"dd\s[^;&|(`\n]*?(?<![\w-])of=/dev/", "overwrites a device"),
     (r">\s*/dev/(sd|nvme|hd|disk)", "overwrites a device"),
-    (r":\(\)\s*\{.*:\s*\|\s*:.*\}", "is a fork bomb"),
-    (r"\b(shutdown|reboot|halt|poweroff)\b", "stops the machine"),
-    (r"\bchmod\s+(-\w+\s+)*777\s+/(\s|$)", "opens up the whole file system"),
+    (r":\s*\(\s*\)\s*\{", "is a fork bomb"),  # it defines a function named ":"
+    (COMMAND_START + r"(?:systemctl\s+)?(shutdown|reboot|halt|poweroff)(?![\w.-])",
+     "stops the machine"),
+    (COMMAND_START + r"chmod\s+(-\w+\s+)*777\s+/(\s|$)", "opens up the whole file system"),
 ]
 
 
@@ -288,10 +294,20 @@ class ToolError(Exception):
 
 
 def tool_result(tool_use_id, text, is_error=False):
-    result = {"type": "tool_result", "tool_use_id": tool_use_id, "content": text}
+    result = {"type": "tool_result", "tool_use_id": tool_use_id, "content": encodable(text)}
     if is_error:
         result["is_error"] = True
     return result
+
+
+def encodable(text):
+    """The text as UTF-8 can carry it. A file name that is not UTF-8 (caf\xe9.txt) reaches Python
+    with a lone surrogate, which no request can encode: every later call would fail. Each such
+    byte is shown as its escape, caf\\xe9.txt, a name the model can pass to bash as $'...'."""
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate no byte stands for
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 DEPTH_LIMIT = 32  # levels of lists and objects, one inside the other, that a tool input may have
@@ -610,7 +626,14 @@ def show(text, indent=0):
     """Print text, indented. What the model wrote reaches the screen only through here."""
     pad = " " * indent
     lines = printable(str(text)).split("\n")
-    print("\n".join(pad + line for line in lines), flush=True)
+    # a terminal that cannot show a character ("→" in latin-1) prints its escape, \u2192
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    shown_text = "\n".join(pad + line for line in lines)
+    try:
+        shown_text = shown_text.encode(encoding, "backslashreplace").decode(encoding)
+    except LookupError:  # an encoding Python does not know: print it as it is
+        pass
+    print(shown_text, flush=True)
 
 
 # Printable characters that show as blank or as nothing: U+2800, the Hangul fillers, and the
@@ -800,6 +823,8 @@ def load_script(path):
         script = None  # several JSON lines: a trace
     except RecursionError:  # the parser's own limit
         raise nested from None
+    except ValueError:  # an integer of more than 4,300 digits
+        raise ScriptError(f"{path}: a number in it is too long to read") from None
     if script is None or (isinstance(script, dict) and "response" in script):
         try:  # a trace: replay its responses in order
             calls = [json.loads(line) for line in text.splitlines() if line.strip()]
@@ -810,6 +835,8 @@ def load_script(path):
         except (json.JSONDecodeError, LookupError, TypeError, AttributeError):
             raise ScriptError(
                 f"{path} is neither a script (JSON) nor a trace (JSON lines)") from None
+        except ValueError:  # an integer of more than 4,300 digits
+            raise ScriptError(f"{path}: a number in it is too long to read") from None
     if not isinstance(script, dict) or not isinstance(script.get("turns"), list):
         raise ScriptError(f"{path}: a script is an object with a list of 'turns'")
     for number, turn in enumerate(script["turns"], 1):

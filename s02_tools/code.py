@@ -25,6 +25,7 @@ Run it:  .venv/bin/python s02_tools/code.py --offline
 
 import argparse
 import copy
+import fnmatch
 import json
 import logging
 import os
@@ -239,6 +240,8 @@ READ_LIMIT = 2000  # lines read_file returns when no limit is given
 LINE_LIMIT = 2000  # characters shown of one line (a minified file is one long line)
 READ_CHAR_LIMIT = 50_000  # characters one read_file returns at most
 GLOB_LIMIT = 100  # paths glob returns
+GLOB_SCAN_LIMIT = 20_000  # names one glob looks at: a bigger search stops there, and says so
+GLOB_PARTS = 64  # parts between slashes a glob pattern may have
 # A named pipe, a socket or a device is refused before it is opened: opening a FIFO waits for a
 # writer, forever.
 NOT_REGULAR = ("{} is not a regular file (a named pipe, a socket or a device). "
@@ -357,15 +360,54 @@ def glob_files(workdir, pattern):
         raise ToolError("Refused: the pattern must be relative to the working directory.")
     resolve_path(workdir, pattern)  # the same refusals as a path: '..', '~', NUL
     root = Path(workdir).resolve()
-    try:
-        found = sorted(shown(root, hit) for hit in root.glob(pattern)
-                       if hit.is_file() and hit.resolve().is_relative_to(root))
-    except Exception as error:  # pathlib's glob fails in odd ways on odd patterns ('.', './')
-        raise ToolError(f"Bad pattern {pattern!r}: {error or type(error).__name__}.") from None
-    if not found:
+    parts = [part for part in pattern.split("/") if part not in ("", ".")]
+    if not parts or len(parts) > GLOB_PARTS:
+        raise ToolError(f"Bad pattern {pattern!r}: it must have 1 to {GLOB_PARTS} parts "
+                        "between slashes.")
+    # One walk of the tree, each name matched once against the parts of the pattern it may be
+    # at: "**/d/**/d/**" costs no more than "**", and the walk stops after GLOB_SCAN_LIMIT.
+    found, looked, stopped, folders = [], 0, False, [(root, glob_step(parts, {0}, None))]
+    while folders and not stopped:
+        folder, states = folders.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+        except OSError:  # unreadable, or gone since
+            continue
+        stopped = looked + len(entries) > GLOB_SCAN_LIMIT
+        for entry in entries[:GLOB_SCAN_LIMIT - looked]:
+            looked += 1
+            after = glob_step(parts, states, entry.name)
+            inside = len(parts) in after and Path(entry.path).resolve().is_relative_to(root)
+            if inside and entry.is_file():  # a symlink to a file outside is not listed
+                found.append(shown(root, Path(entry.path)))
+            if after - {len(parts)} and entry.is_dir(follow_symlinks=False):
+                folders.append((Path(entry.path), after))
+    if not found and not stopped:
         return f"No files match {pattern!r}."
+    found.sort()
     more = f"\n({len(found) - GLOB_LIMIT} more not shown)" if len(found) > GLOB_LIMIT else ""
+    if stopped:
+        more += (f"\n(glob stopped after looking at {GLOB_SCAN_LIMIT:,} names; "
+                 "a narrower pattern finds the rest)")
     return "\n".join(found[:GLOB_LIMIT]) + more
+
+
+def glob_step(parts, states, name):
+    """Where in the pattern's parts a walk can be after one more name (None: at the start).
+    A state is the index of the next part to match; "**" matches any number of names."""
+    after = set()
+    for state in states:
+        if name is None:
+            after.add(state)
+        elif state < len(parts) and parts[state] == "**":
+            after.add(state)
+        elif state < len(parts) and fnmatch.fnmatchcase(name, parts[state]):
+            after.add(state + 1)
+    for state in sorted(after):  # "**" may also match no name at all
+        while state < len(parts) and parts[state] == "**":
+            state += 1
+            after.add(state)
+    return after
 
 
 def path_field(description):
@@ -454,16 +496,22 @@ CALL_SUBJECT.update({"read_file": "path", "write_file": "path", "edit_file": "pa
 BASH_TIMEOUT = 30  # seconds
 OUTPUT_LIMIT = 10_000  # bytes kept of a command's output
 
-# Commands no harness should ever run for a model, whatever it says.
+# Commands no harness should ever run for a model, whatever it says. Each is matched where a
+# program starts (COMMAND_START: the start, after ; & | ( ` or a newline, after sudo, env,
+# then, ...), so "grep reboot notes.md" and "echo shutdown" run. No part of a pattern matches
+# what the part before it matched: a long command costs time in proportion to its length.
+COMMAND_START = (r"(?:^|[;&|(`\n])\s*(?:(?:sudo|doas|exec|command|nohup|time|env|xargs|"
+                 r"then|do|else|if|while|until|!)\s+)*(?:[^\s;&|(`/]*/)*")  # /sbin/reboot too
 CATASTROPHIC = [
-    (r"\brm\s+(-[-\w]+\s+)*[\"']?(/|~/?|\$\{?HOME\}?/?)[\"']?(\*|\s|$)",
+    (COMMAND_START + r"rm\s+(-[-\w]+\s+)*[\"']?(/|~/?|\$\{?HOME\}?/?)[\"']?(\*|\s|$)",
      "deletes the root or home folder"),
-    (r"\bmkfs(\.\w+)?\b", "formats a disk"),
-    (r"\bdd\b.*\bof=/dev/", "overwrites a device"),
+    (COMMAND_START + r"mkfs(\.\w+)?(?![\w.-])", "formats a disk"),
+    (COMMAND_START + r"dd\s[^;&|(`\n]*?(?<![\w-])of=/dev/", "overwrites a device"),
     (r">\s*/dev/(sd|nvme|hd|disk)", "overwrites a device"),
-    (r":\(\)\s*\{.*:\s*\|\s*:.*\}", "is a fork bomb"),
-    (r"\b(shutdown|reboot|halt|poweroff)\b", "stops the machine"),
-    (r"\bchmod\s+(-\w+\s+)*777\s+/(\s|$)", "opens up the whole file system"),
+    (r":\s*\(\s*\)\s*\{", "is a fork bomb"),  # it defines a function named ":"
+    (COMMAND_START + r"(?:systemctl\s+)?(shutdown|reboot|halt|poweroff)(?![\w.-])",
+     "stops the machine"),
+    (COMMAND_START + r"chmod\s+(-\w+\s+)*777\s+/(\s|$)", "opens up the whole file system"),
 ]
 
 
@@ -543,10 +591,20 @@ class ToolError(Exception):
 
 
 def tool_result(tool_use_id, text, is_error=False):
-    result = {"type": "tool_result", "tool_use_id": tool_use_id, "content": text}
+    result = {"type": "tool_result", "tool_use_id": tool_use_id, "content": encodable(text)}
     if is_error:
         result["is_error"] = True
     return result
+
+
+def encodable(text):
+    """The text as UTF-8 can carry it. A file name that is not UTF-8 (caf\xe9.txt) reaches Python
+    with a lone surrogate, which no request can encode: every later call would fail. Each such
+    byte is shown as its escape, caf\\xe9.txt, a name the model can pass to bash as $'...'."""
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate no byte stands for
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 DEPTH_LIMIT = 32  # levels of lists and objects, one inside the other, that a tool input may have
@@ -874,7 +932,14 @@ def show(text, indent=0):
     """Print text, indented. What the model wrote reaches the screen only through here."""
     pad = " " * indent
     lines = printable(str(text)).split("\n")
-    print("\n".join(pad + line for line in lines), flush=True)
+    # a terminal that cannot show a character ("→" in latin-1) prints its escape, \u2192
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    shown_text = "\n".join(pad + line for line in lines)
+    try:
+        shown_text = shown_text.encode(encoding, "backslashreplace").decode(encoding)
+    except LookupError:  # an encoding Python does not know: print it as it is
+        pass
+    print(shown_text, flush=True)
 
 
 # Printable characters that show as blank or as nothing: U+2800, the Hangul fillers, and the
@@ -1064,6 +1129,8 @@ def load_script(path):
         script = None  # several JSON lines: a trace
     except RecursionError:  # the parser's own limit
         raise nested from None
+    except ValueError:  # an integer of more than 4,300 digits
+        raise ScriptError(f"{path}: a number in it is too long to read") from None
     if script is None or (isinstance(script, dict) and "response" in script):
         try:  # a trace: replay its responses in order
             calls = [json.loads(line) for line in text.splitlines() if line.strip()]
@@ -1074,6 +1141,8 @@ def load_script(path):
         except (json.JSONDecodeError, LookupError, TypeError, AttributeError):
             raise ScriptError(
                 f"{path} is neither a script (JSON) nor a trace (JSON lines)") from None
+        except ValueError:  # an integer of more than 4,300 digits
+            raise ScriptError(f"{path}: a number in it is too long to read") from None
     if not isinstance(script, dict) or not isinstance(script.get("turns"), list):
         raise ScriptError(f"{path}: a script is an object with a list of 'turns'")
     for number, turn in enumerate(script["turns"], 1):

@@ -38,6 +38,7 @@ import select
 import shlex
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -304,6 +305,8 @@ READ_LIMIT = 2000  # lines read_file returns when no limit is given
 LINE_LIMIT = 2000  # characters shown of one line (a minified file is one long line)
 READ_CHAR_LIMIT = 50_000  # characters one read_file returns at most
 GLOB_LIMIT = 100  # paths glob returns
+GLOB_SCAN_LIMIT = 20_000  # names one glob looks at: a bigger search stops there, and says so
+GLOB_PARTS = 64  # parts between slashes a glob pattern may have
 # A named pipe, a socket or a device is refused before it is opened: opening a FIFO waits for a
 # writer, forever.
 NOT_REGULAR = ("{} is not a regular file (a named pipe, a socket or a device). "
@@ -422,15 +425,54 @@ def glob_files(workdir, pattern):
         raise ToolError("Refused: the pattern must be relative to the working directory.")
     resolve_path(workdir, pattern)  # the same refusals as a path: '..', '~', NUL
     root = Path(workdir).resolve()
-    try:
-        found = sorted(shown(root, hit) for hit in root.glob(pattern)
-                       if hit.is_file() and hit.resolve().is_relative_to(root))
-    except Exception as error:  # pathlib's glob fails in odd ways on odd patterns ('.', './')
-        raise ToolError(f"Bad pattern {pattern!r}: {error or type(error).__name__}.") from None
-    if not found:
+    parts = [part for part in pattern.split("/") if part not in ("", ".")]
+    if not parts or len(parts) > GLOB_PARTS:
+        raise ToolError(f"Bad pattern {pattern!r}: it must have 1 to {GLOB_PARTS} parts "
+                        "between slashes.")
+    # One walk of the tree, each name matched once against the parts of the pattern it may be
+    # at: "**/d/**/d/**" costs no more than "**", and the walk stops after GLOB_SCAN_LIMIT.
+    found, looked, stopped, folders = [], 0, False, [(root, glob_step(parts, {0}, None))]
+    while folders and not stopped:
+        folder, states = folders.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+        except OSError:  # unreadable, or gone since
+            continue
+        stopped = looked + len(entries) > GLOB_SCAN_LIMIT
+        for entry in entries[:GLOB_SCAN_LIMIT - looked]:
+            looked += 1
+            after = glob_step(parts, states, entry.name)
+            inside = len(parts) in after and Path(entry.path).resolve().is_relative_to(root)
+            if inside and entry.is_file():  # a symlink to a file outside is not listed
+                found.append(shown(root, Path(entry.path)))
+            if after - {len(parts)} and entry.is_dir(follow_symlinks=False):
+                folders.append((Path(entry.path), after))
+    if not found and not stopped:
         return f"No files match {pattern!r}."
+    found.sort()
     more = f"\n({len(found) - GLOB_LIMIT} more not shown)" if len(found) > GLOB_LIMIT else ""
+    if stopped:
+        more += (f"\n(glob stopped after looking at {GLOB_SCAN_LIMIT:,} names; "
+                 "a narrower pattern finds the rest)")
     return "\n".join(found[:GLOB_LIMIT]) + more
+
+
+def glob_step(parts, states, name):
+    """Where in the pattern's parts a walk can be after one more name (None: at the start).
+    A state is the index of the next part to match; "**" matches any number of names."""
+    after = set()
+    for state in states:
+        if name is None:
+            after.add(state)
+        elif state < len(parts) and parts[state] == "**":
+            after.add(state)
+        elif state < len(parts) and fnmatch.fnmatchcase(name, parts[state]):
+            after.add(state + 1)
+    for state in sorted(after):  # "**" may also match no name at all
+        while state < len(parts) and parts[state] == "**":
+            state += 1
+            after.add(state)
+    return after
 
 
 def path_field(description):
@@ -521,7 +563,8 @@ RULE_SUBJECT = CALL_SUBJECT  # a rule's pattern is matched against the field the
 # shortening ("sort --o") is not read-only. Not listed on purpose: git (its config names
 # programs it runs), options that write or run ("sort -o"), options that follow symlinks
 # into folders ("grep -R", "ls -L"). Every argument that is not an option's value is a path,
-# but for echo's words and grep's pattern.
+# but for echo's words and grep's pattern; one that starts with "+" is not (tail +1f is tail's
+# old "follow", sort +1 a key). diff and grep -r open the files inside a folder they are given.
 FLAG, VALUE, PATH = "flag", "value", "path"
 READ_ONLY = {
     "ls": dict.fromkeys(["-l", "-a", "-A", "-h", "-1", "-t", "-r", "-S", "-d", "-F",
@@ -591,6 +634,7 @@ def reads_inside(words, workdir):
     if options is None or len(words) > WORD_LIMIT:
         return False
     paths, arguments, waiting, ended, pattern_given = [], [], None, False, False
+    into_folders = words[0] == "diff"
     for word in words[1:]:
         if waiting:  # the value of the option before
             paths += [word] if waiting == PATH else []
@@ -614,6 +658,7 @@ def reads_inside(words, workdir):
                 if kind is None:
                     return False
                 pattern_given |= letter in "ef"
+                into_folders |= words[0] == "grep" and letter == "r"
                 if kind != FLAG:  # the rest of the word is its value, or the next word
                     rest = word[place + 1:]
                     waiting = None if rest else kind
@@ -625,11 +670,16 @@ def reads_inside(words, workdir):
         arguments = []  # words to print, not paths
     elif words[0] == "grep" and not pattern_given:
         arguments = arguments[1:]  # the first is the pattern
-    return all(path_inside(workdir, path) for path in paths + arguments)
+    if words[0] == "grep" and into_folders and not arguments:
+        arguments = ["."]  # grep -r with no file reads the whole working directory
+    if any(argument.startswith("+") for argument in arguments):
+        return False
+    return all(path_inside(workdir, path, into_folders) for path in paths + arguments)
 
 
-def path_inside(workdir, path):
-    """A relative path with no `..`, inside the workdir when its symlinks are followed."""
+def path_inside(workdir, path, into_folders=False):
+    """A relative path with no `..`, inside the workdir when its symlinks are followed, that
+    reads only what it names (unlinked): no symlink on the way, no second hard link."""
     if path == "-":  # standard input
         return True
     if path.startswith("/"):
@@ -638,7 +688,58 @@ def path_inside(workdir, path):
         resolve_path(workdir, path)
     except ToolError:
         return False
-    return True
+    return unlinked(Path(workdir).resolve(), path, into_folders)
+
+
+FOLDER_LIMIT = 1000  # names a read-only command may open inside the folders it is given
+
+
+def unlinked(root, path, into_folders=False):
+    """Does reading this path (relative to root) open only files inside root, each known by
+    this name alone? No symlink on the way (a link made earlier leads anywhere), no file with
+    a second hard link (the same file outside, by another name), no pipe or device. A folder a
+    program reads into (into_folders) must hold only such files, and no secret, FOLDER_LIMIT
+    names at most. A path that does not exist reads nothing."""
+    here = root
+    for part in Path(path).parts:
+        here = here / part
+        if here.is_symlink():
+            return False
+    if not os.path.lexists(here):
+        return True
+    waiting, count = [here], 0
+    while waiting:
+        current = waiting.pop()
+        try:
+            status = current.lstat()
+            if stat.S_ISDIR(status.st_mode) and (into_folders or current == here):
+                names = [] if current == here and not into_folders else os.listdir(current)
+                count += len(names)
+                waiting += [current / name for name in names]
+                continue
+        except OSError:
+            return False
+        if count > FOLDER_LIMIT or not stat.S_ISREG(status.st_mode) or status.st_nlink > 1:
+            return False
+        if current != here and secret_name(current.relative_to(root).as_posix()):
+            return False  # a secret the command does not name (one it names asks anyway)
+    return count <= FOLDER_LIMIT
+
+
+# Files that hold keys ask before they are read, in every mode, by read_file or by bash: the API
+# key (.env, which this harness reads, and .env.local ...), tokens and passwords for hosts, npm,
+# PyPI and git (.netrc, .npmrc, .pypirc, .git-credentials), private keys (.ssh/, .gnupg/,
+# *.pem, *.key) and cloud keys (.aws/). Matched against each part of a path, in lower case.
+SECRET_FILES = (".env", ".env.*", ".netrc", ".npmrc", ".pypirc", ".git-credentials", ".ssh",
+                ".gnupg", ".aws", "*.pem", "*.key")
+
+
+def secret_name(path):
+    """The part of this path that names a file holding keys (SECRET_FILES), or None."""
+    for part in path.lower().split("/"):
+        if any(fnmatch.fnmatchcase(part, pattern) for pattern in SECRET_FILES):
+            return part
+    return None
 
 
 class SettingsError(Exception):
@@ -676,6 +777,8 @@ def load_settings(workdir):
                             f"column {error.colno})") from None
     except RecursionError:
         raise SettingsError(f"{path}: lists and objects nest too deeply to read") from None
+    except ValueError:  # an integer of more than 4,300 digits
+        raise SettingsError(f"{path}: a number in it is too long to read") from None
     except MemoryError:
         raise SettingsError(f"{path}: cannot read it (it is too large)") from None
     if too_deep(settings):
@@ -687,9 +790,15 @@ def load_settings(workdir):
     return settings
 
 
+SETTINGS_KEYS = ["permissions"]  # the keys settings.json may have (s04 adds "hooks")
+
+
 def check_settings(settings):
     if not isinstance(settings, dict):
         raise SettingsError("the file must hold a JSON object")
+    for key in settings:
+        if key not in SETTINGS_KEYS:  # a typo ("permisions") would drop every rule silently
+            raise SettingsError(f"unknown key {key!r}; the keys are: {', '.join(SETTINGS_KEYS)}")
     permissions = settings.get("permissions", {})
     if not isinstance(permissions, dict):
         raise SettingsError('"permissions" must be an object with "deny", "ask" and "allow" lists')
@@ -783,18 +892,48 @@ def matching_rule(session, decision, name, tool_input):
     """
     rules = session.settings.get("permissions", {}).get(decision, [])
     subject = rule_subject(session, name, tool_input)
-    subjects = [subject]
+    subjects, paths = [subject], set()
     if name == "bash":
         if decision == "allow" and is_chain(subject):
             return None
         if decision != "allow":
             subjects = rule_subjects(subject)
+            paths = named_paths(session.workdir, subjects)
     for rule in rules:
         tool, pattern = parse_rule(rule)
         if tool == name and (pattern is None
                              or any(fnmatch.fnmatchcase(s, pattern) for s in subjects)):
             return rule
+        # a rule on a file means the file, whatever reads it: "cat .env" meets "read_file(.env)"
+        if tool in EDIT_TOOLS | {"read_file"} and pattern and any(
+                reaches(path, pattern) for path in paths):
+            return rule
     return None
+
+
+def named_paths(workdir, subjects):
+    """Every word of these commands as a path relative to the workdir (./a, a/, and the
+    workdir's absolute a are all "a"), and the value after each "=" (--file=a, of=a)."""
+    root, paths = Path(workdir).resolve(), set()
+    for subject in subjects:
+        try:
+            words = shlex.split(subject)
+        except ValueError:  # an unbalanced quote
+            words = subject.split()
+        for word in words + [word.rpartition("=")[2] for word in words if "=" in word]:
+            path = os.path.normpath(word) if word else "."
+            if os.path.isabs(path) and Path(path).is_relative_to(root):
+                path = Path(path).relative_to(root).as_posix() or "."
+            paths.add(path)
+    return paths
+
+
+def reaches(path, pattern):
+    """Does reading `path` reach a file `pattern` matches? It is that file, or a folder on the
+    way to it ("secrets" and "." reach "secrets/*": grep -r reads what is inside)."""
+    parts = pattern.split("/")
+    return path == "." or any(fnmatch.fnmatchcase(path, "/".join(parts[:end]))
+                              for end in range(1, len(parts) + 1))
 
 
 # Files that give power: who writes them decides what runs next. The agent's settings, hooks
@@ -810,37 +949,85 @@ POWER_FILES = {
                      ".pypirc", ".ssh", ".config", ".local"],
                     "a shell or a tool reads it at start-up, with HOME the workdir"),
 }
-# The shell may make up a name that the command does not spell: with $ or `, or with a glob on
-# a name that starts with a dot (sh's * and ? never match a leading dot: "*.tmp" is safe).
-MADE_UP_NAMES = r"[$`]|(^|[\s/=:])([.[][^\s/]*[][*?{}]|{[^\s/]*,)"  # "{}" alone is find's
 
 
 def changes_settings(session, name, tool_input):
-    """Would this call change a file that gives power (POWER_FILES)? (file, why), or None.
+    """Would this call change a file that gives power? (file, why), or None.
 
+    By rule (runs_at_start): a name that starts with a dot at the top of HOME, and the
+    folders of the harness's own code; by list: POWER_FILES, matched against each part.
     write_file and edit_file: the path as the tool would resolve it, symlinks followed.
     bash: a command that is not read-only and names one of them, with quotes and
-    backslashes removed, or in which the shell may make up such a name (MADE_UP_NAMES).
+    backslashes removed, or in which the shell may make up such a name (made_up_name).
     """
     if name in EDIT_TOOLS:
         try:
-            target = shown(session.workdir, resolve_path(session.workdir, tool_input["path"]))
+            target = resolve_path(session.workdir, tool_input["path"])
         except ToolError:
             return None  # the tool itself will refuse this path
-        for key in (target.lower(), *target.lower().split("/")):  # .GIT is .git on macOS
+        relative = shown(session.workdir, target)
+        for key in (relative.lower(), *relative.lower().split("/")):  # .GIT is .git on macOS
             if key in POWER_FILES:
-                return target, POWER_FILES[key]
-        return None
+                return relative, POWER_FILES[key]
+        why = runs_at_start(target)
+        return (relative, why) if why else None
     if name == "bash" and not is_read_only(tool_input["command"], session.workdir):
         command = tool_input["command"]
         bare = re.sub(r"['\"\\]", "", command)
         for key, why in POWER_FILES.items():
             if re.search(rf"(?<![\w.-]){re.escape(key)}(?![\w.-])", bare, re.IGNORECASE):
                 return key, why
-        if re.search(MADE_UP_NAMES, bare):
+        for path in sorted(named_paths(session.workdir, rule_subjects(command))):
+            home = TOOL_ENVIRONMENT.get("HOME") or os.environ.get("HOME") or "/"
+            full = Path(home, path[2:]) if path.startswith("~/") else Path(session.workdir, path)
+            why = runs_at_start(Path(os.path.normpath(full.absolute())))
+            if why:
+                return path, why
+        if made_up_name(bare):
             return ("a file the shell names for it",
                     "with $, ` or a glob on a dot name, it may be .agent, .git or .env")
     return None
+
+
+def runs_at_start(target):
+    """Why a file at this absolute path may run code at a next start, or None. A list of the
+    start-up files lost: .lesskey, .curlrc, .wgetrc, .gdbinit were missing, and the next tool
+    adds one. So every dot name at the top of HOME (offline, the workdir), and every file in
+    the folders that hold the harness's code and the modules it has imported (its own folder:
+    a new readline.py there runs at the next start)."""
+    home = TOOL_ENVIRONMENT.get("HOME") or os.environ.get("HOME")
+    if home and target.is_relative_to(Path(home).resolve()) and target != Path(home).resolve():
+        if target.relative_to(Path(home).resolve()).parts[0].startswith("."):
+            return "a program may read a dot file at the top of HOME when it starts"
+    for folder in code_folders():
+        if target.is_relative_to(folder):
+            return "the harness runs the code in this folder when it starts"
+    return None
+
+
+def code_folders():
+    """The folders that hold this harness's code and every module it has imported."""
+    if not CODE_FOLDERS:  # found once: they do not move
+        files = [getattr(module, "__file__", None) for name, module in list(sys.modules.items())
+                 if name != "__main__"]
+        CODE_FOLDERS.extend({HERE, *(Path(file).resolve().parent for file in files if file)})
+    return CODE_FOLDERS
+
+
+CODE_FOLDERS = []
+
+
+def made_up_name(text):
+    """May the shell make up a name this text does not spell? With $ or `, with a glob on a
+    name that starts with a dot (sh's * and ? never match a leading dot: "*.tmp" is safe),
+    or a brace list ({a,b}). One pass over each word: no pattern backtracks."""
+    if "$" in text or "`" in text:
+        return True
+    for word in re.split(r"[\s/]", text):
+        dot, brace = re.search(r"(?:^|[=:])[.[]", word), re.search(r"(?:^|[=:])[{]", word)
+        if dot and re.search(r"[][*?{}]", word[dot.end():]) or brace and "," in word[brace.end():]:
+            return True
+    return False
 
 
 def check_permission(session, name, tool_input):
@@ -859,12 +1046,17 @@ def check_permission(session, name, tool_input):
     power = changes_settings(session, name, tool_input)
     if power:  # in every mode, whatever the rules allow
         return "ask", f"it changes {power[0]}: {power[1]}"
+    secret = reads_secret(session, name, tool_input)
+    if secret:  # in every mode, whatever the rules allow
+        return "ask", f"it reads {secret}: {SECRET_WHY}"
     for decision in ("ask", "allow"):
         rule = matching_rule(session, decision, name, tool_input)
         if rule:
             return decision, f"rule {rule!r}"
     if session.mode == "bypass":
         return "allow", "bypass mode"
+    if name == "read_file" and not reads_what_it_names(session, tool_input["path"]):
+        return "ask", "the path passes a symlink, or the file has another hard link"
     if name in SAFE_TOOLS or (name == "bash" and is_read_only(tool_input["command"],
                                                             session.workdir)):
         return "allow", "changes nothing"
@@ -873,13 +1065,51 @@ def check_permission(session, name, tool_input):
     return "ask", f"{session.mode} mode asks before this"
 
 
+SECRET_WHY = "a file that holds keys"
+
+
+def reads_secret(session, name, tool_input):
+    """The file holding keys (SECRET_FILES) that this call would read, or None: read_file's
+    path as written and as resolved; any word of a bash command, or a value after "=".
+    """
+    if name == "read_file":
+        try:
+            target = shown(session.workdir, resolve_path(session.workdir, tool_input["path"]))
+        except ToolError:
+            return None  # the tool itself will refuse this path
+        return target if secret_name(target) or secret_name(tool_input["path"]) else None
+    if name == "bash":
+        for path in sorted(named_paths(session.workdir, rule_subjects(tool_input["command"]))):
+            if secret_name(path):
+                return path
+    return None
+
+
+def reads_what_it_names(session, path):
+    """read_file opens only the file it names: inside, no symlink on the way, one hard link."""
+    try:
+        resolve_path(session.workdir, path)
+    except ToolError:
+        return True  # the tool itself will refuse this path
+    root = Path(session.workdir).resolve()
+    written = Path(os.path.normpath(Path(session.workdir, path).absolute()))
+    for base in (Path(session.workdir).absolute(), root):
+        if written.is_relative_to(base):
+            return unlinked(root, written.relative_to(base).as_posix())
+    return False
+
+
 def ask_permission(session, block):
     """Show the whole call and ask: y once, a always (a rule), n no."""
     name, tool_input = block["name"], block["input"]
     show(f"? allow {describe_call(block)}", 2)
     power = changes_settings(session, name, tool_input)
+    secret = reads_secret(session, name, tool_input)
     if power:
         show(f"This call changes {power[0]}: {power[1]}.", 4)
+        answers = {"y": "y", "yes": "y"}
+    elif secret:
+        show(f"This call reads {secret}: {SECRET_WHY}.", 4)
         answers = {"y": "y", "yes": "y"}
     elif name == "bash" and is_chain(tool_input["command"]):
         show("[a] always is not offered: this is not one plain command.", 4)
@@ -1014,6 +1244,7 @@ def command_mode(session, argument):
 HOOK_EVENTS = ("UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop")
 HOOK_TIMEOUT = 10  # seconds a command hook may run
 STOP_HOOK_LIMIT = 3  # Stop hooks may send the model back at most this often in a row
+SETTINGS_KEYS.append("hooks")  # settings.json may now have hooks too
 
 
 class HookError(Exception):
@@ -1066,7 +1297,7 @@ def command_hook(command, timeout=HOOK_TIMEOUT):
         if process.returncode == 2:
             return {"decision": "block", "reason": stderr.strip() or "blocked by a hook"}
         if process.returncode != 0:
-            said = (stderr.strip() or stdout.strip())[:300]
+            said = (stderr.strip() or stdout.strip())[:300] or "it printed nothing to say why"
             raise HookError(f"exit code {process.returncode}: {said}")
         if not stdout.strip():
             return None
@@ -1610,7 +1841,8 @@ def check_fields(value, what, fields):
 
 def ask_user_question(session, questions):
     """The tool: the harness asks each question and collects what the user answers.
-    EOF or Ctrl-C skips the questions left; the turn goes on."""
+    EOF skips the questions left, and the turn goes on; Ctrl-C cancels the turn, as /help says
+    (run_tools answers the call "Interrupted by the user.")."""
     questions = validate_questions(questions)
     answers = {}
     try:
@@ -1619,7 +1851,7 @@ def ask_user_question(session, questions):
             answer = read_choice(item)
             if answer is not None:
                 answers[item["question"]] = answer
-    except (EOFError, KeyboardInterrupt):
+    except EOFError:
         show("[No more answers: the questions left are skipped.]", 4)
     return answers_text(questions, answers)
 
@@ -1702,16 +1934,22 @@ SESSION_TOOLS.add("ask_user_question")
 BASH_TIMEOUT = 30  # seconds
 OUTPUT_LIMIT = 10_000  # bytes kept of a command's output
 
-# Commands no harness should ever run for a model, whatever it says.
+# Commands no harness should ever run for a model, whatever it says. Each is matched where a
+# program starts (COMMAND_START: the start, after ; & | ( ` or a newline, after sudo, env,
+# then, ...), so "grep reboot notes.md" and "echo shutdown" run. No part of a pattern matches
+# what the part before it matched: a long command costs time in proportion to its length.
+COMMAND_START = (r"(?:^|[;&|(`\n])\s*(?:(?:sudo|doas|exec|command|nohup|time|env|xargs|"
+                 r"then|do|else|if|while|until|!)\s+)*(?:[^\s;&|(`/]*/)*")  # /sbin/reboot too
 CATASTROPHIC = [
-    (r"\brm\s+(-[-\w]+\s+)*[\"']?(/|~/?|\$\{?HOME\}?/?)[\"']?(\*|\s|$)",
+    (COMMAND_START + r"rm\s+(-[-\w]+\s+)*[\"']?(/|~/?|\$\{?HOME\}?/?)[\"']?(\*|\s|$)",
      "deletes the root or home folder"),
-    (r"\bmkfs(\.\w+)?\b", "formats a disk"),
-    (r"\bdd\b.*\bof=/dev/", "overwrites a device"),
+    (COMMAND_START + r"mkfs(\.\w+)?(?![\w.-])", "formats a disk"),
+    (COMMAND_START + r"dd\s[^;&|(`\n]*?(?<![\w-])of=/dev/", "overwrites a device"),
     (r">\s*/dev/(sd|nvme|hd|disk)", "overwrites a device"),
-    (r":\(\)\s*\{.*:\s*\|\s*:.*\}", "is a fork bomb"),
-    (r"\b(shutdown|reboot|halt|poweroff)\b", "stops the machine"),
-    (r"\bchmod\s+(-\w+\s+)*777\s+/(\s|$)", "opens up the whole file system"),
+    (r":\s*\(\s*\)\s*\{", "is a fork bomb"),  # it defines a function named ":"
+    (COMMAND_START + r"(?:systemctl\s+)?(shutdown|reboot|halt|poweroff)(?![\w.-])",
+     "stops the machine"),
+    (COMMAND_START + r"chmod\s+(-\w+\s+)*777\s+/(\s|$)", "opens up the whole file system"),
 ]
 
 
@@ -1791,10 +2029,20 @@ class ToolError(Exception):
 
 
 def tool_result(tool_use_id, text, is_error=False):
-    result = {"type": "tool_result", "tool_use_id": tool_use_id, "content": text}
+    result = {"type": "tool_result", "tool_use_id": tool_use_id, "content": encodable(text)}
     if is_error:
         result["is_error"] = True
     return result
+
+
+def encodable(text):
+    """The text as UTF-8 can carry it. A file name that is not UTF-8 (caf\xe9.txt) reaches Python
+    with a lone surrogate, which no request can encode: every later call would fail. Each such
+    byte is shown as its escape, caf\\xe9.txt, a name the model can pass to bash as $'...'."""
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate no byte stands for
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 DEPTH_LIMIT = 32  # levels of lists and objects, one inside the other, that a tool input may have
@@ -2132,7 +2380,14 @@ def show(text, indent=0):
     """Print text, indented. What the model wrote reaches the screen only through here."""
     pad = " " * indent
     lines = printable(str(text)).split("\n")
-    print("\n".join(pad + line for line in lines), flush=True)
+    # a terminal that cannot show a character ("→" in latin-1) prints its escape, \u2192
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    shown_text = "\n".join(pad + line for line in lines)
+    try:
+        shown_text = shown_text.encode(encoding, "backslashreplace").decode(encoding)
+    except LookupError:  # an encoding Python does not know: print it as it is
+        pass
+    print(shown_text, flush=True)
 
 
 # Printable characters that show as blank or as nothing: U+2800, the Hangul fillers, and the
@@ -2322,6 +2577,8 @@ def load_script(path):
         script = None  # several JSON lines: a trace
     except RecursionError:  # the parser's own limit
         raise nested from None
+    except ValueError:  # an integer of more than 4,300 digits
+        raise ScriptError(f"{path}: a number in it is too long to read") from None
     if script is None or (isinstance(script, dict) and "response" in script):
         try:  # a trace: replay its responses in order
             calls = [json.loads(line) for line in text.splitlines() if line.strip()]
@@ -2332,6 +2589,8 @@ def load_script(path):
         except (json.JSONDecodeError, LookupError, TypeError, AttributeError):
             raise ScriptError(
                 f"{path} is neither a script (JSON) nor a trace (JSON lines)") from None
+        except ValueError:  # an integer of more than 4,300 digits
+            raise ScriptError(f"{path}: a number in it is too long to read") from None
     if not isinstance(script, dict) or not isinstance(script.get("turns"), list):
         raise ScriptError(f"{path}: a script is an object with a list of 'turns'")
     for number, turn in enumerate(script["turns"], 1):
@@ -2553,7 +2812,8 @@ def command_restart(session, argument):
     what = "a new conversation"
     if isinstance(session.client, ScriptedModel):
         what = "the script plays from its start"
-    show(f"[Restarted: {what}, with a new history; workdir: {session.workdir}]")
+    show(f"[Restarted: {what}, with a new history; workdir: {session.workdir}; "
+         f"session: {session.session_id}]")
 
 
 def command_clear(session, argument):

@@ -125,10 +125,10 @@ def test_s01_exercise_1_refuses_a_pattern_that_also_refuses_harmless_pipes(
         solved, tmp_path, pattern):
     copy = solved["s01_loop-ex1"]
     code = tmp_path / "code.py"
-    right = r'(r"\b(curl|wget)\b[^|]*\|\s*(sudo\s+)?(ba|z)?sh\b", '
+    right = r'(COMMAND_START + r"(curl|wget)\s[^;&|(`\n]*\|\s*(sudo\s+)?(ba|z)?sh\b",'
     shipped = copy.code.read_text(encoding="utf-8")
     assert right in shipped
-    code.write_text(shipped.replace(right, f'(r"{pattern}", '), encoding="utf-8")
+    code.write_text(shipped.replace(right, f'(r"{pattern}",'), encoding="utf-8")
     with pytest.raises(Missing) as caught:
         check_of(copy.exercise).check(code)
     assert str(caught.value).splitlines()[0] == SLOPPY[pattern]

@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import support
@@ -233,8 +233,8 @@ def test_a_bash_command_that_may_change_a_file_that_gives_power_asks_in_every_mo
                else ("ask", f"{mode} mode asks before this"))
     (tmp_path / ".git").mkdir(exist_ok=True)
     assert [bash(chapter, tmp_path, command, mode=mode, settings=allow_all)
-            for command in ("cat .env", "ls .git", "rm *.tmp", "echo x > .gitignore")] == [
-        ("allow", "rule 'bash'")] * 2 + [by_mode] * 2  # an allow rule covers no glob, no ">"
+            for command in ("ls .git", "rm *.tmp", "echo x > notes.txt")] == [
+        ("allow", "rule 'bash'")] + [by_mode] * 2  # an allow rule covers no glob, no ">"
     # a deny rule still denies
     deny = {"permissions": {"deny": ["bash(*.env*)"]}}
     assert bash(chapter, tmp_path, "echo x > .env", mode=mode, settings=deny) == (
@@ -282,7 +282,9 @@ def test_an_allow_rule_covers_one_plain_command_only(chapter, tmp_path):
 
 WORDS = ["notes.md", "sub", "sub/b.txt", "link", "inside", "-", "x", "a b", "../outside/secret",
          "/etc/hostname", ".env", "", "1", "+2", "-n", "-x", "--", "--all", "-la", "-o",
-         "out.txt", "--output=out.txt", "-fnotes.md", "-f../outside/secret"]
+         "out.txt", "--output=out.txt", "-fnotes.md", "-f../outside/secret",
+         # links made earlier, a hard link to a file outside, folders that hold them
+         "hard.md", "d", "d/notes.md", "e", ".", "+1f", "-r", "-e", "secret"]
 OPERATORS = [" && ", " || ", "; ", " | "]
 
 
@@ -348,9 +350,14 @@ def test_every_command_the_allowlist_accepts_changes_no_file_in_or_beside_the_wo
     (workdir / "notes.md").write_text("b\na\nb\n")
     (workdir / "sub" / "b.txt").write_text("b\n")
     (workdir / ".env").write_text("KEY=x\n")
-    (outside / "secret").write_text("secret\n")
+    (outside / "secret").write_text("FROM-OUTSIDE\n")
     (workdir / "link").symlink_to(outside)
     (workdir / "inside").symlink_to("notes.md")
+    (workdir / "d").mkdir()
+    (workdir / "d" / "notes.md").symlink_to(outside / "secret")
+    (workdir / "e").mkdir()
+    (workdir / "e" / "notes.md").write_text("e\n")
+    os.link(outside / "secret", workdir / "hard.md")
     before = snapshot(root)
     accepted = []
     environment = {"HOME": str(workdir)}
@@ -358,13 +365,158 @@ def test_every_command_the_allowlist_accepts_changes_no_file_in_or_beside_the_wo
     @settings(max_examples=60, deadline=None, derandomize=True, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
     @given(commands(chapter))
+    @example("cat hard.md")  # each read outside, unasked, by the check before issue 37
+    @example("diff -u d e")
+    @example("grep -r OUTSIDE")
     def property(command):
         if chapter.is_read_only(command, workdir):
             accepted.append(command)
             with pytest.MonkeyPatch.context() as patch:
                 patch.setattr(chapter, "TOOL_ENVIRONMENT", environment)
-                chapter.run_bash(command, workdir)
+                output = chapter.run_bash(command, workdir)
             assert snapshot(root) == before, command
+            assert "FROM-OUTSIDE" not in output, command  # nothing read from outside
 
     property()
     assert len(accepted) >= 10  # the grammar reaches commands the check accepts
+
+
+# ---- reads judged by what is opened (issue 37) ------------------------------------------------
+
+@pytest.fixture
+def linked(tmp_path):
+    """A workdir with a link made earlier to a file outside, a hard link to it, and a plain
+    folder; the file outside says SECRET."""
+    work, outside = tmp_path / "work", tmp_path / "outside.txt"
+    work.mkdir()
+    outside.write_text("SECRET\n")
+    (work / "README.md").write_text("hi\n")
+    for folder in ("d", "e", "plain"):
+        (work / folder).mkdir()
+    (work / "d" / "notes.md").symlink_to(outside)
+    (work / "e" / "notes.md").write_text("e\n")
+    (work / "plain" / "a.txt").write_text("a\n")
+    os.link(outside, work / "notes-copy.md")
+    return work
+
+
+LINKED_READS = ["diff d e", "diff -u README.md d", "diff e d", "cat notes-copy.md",
+                "grep -r SECRET", "grep -r SECRET .", "grep -rh x d", "wc -l notes-copy.md",
+                "cat d/notes.md", "ls d/notes.md",
+                # words a program takes as something else
+                "tail +1f README.md", "sort +1 README.md", "tail -n 1 +1f"]
+
+
+@pytest.mark.parametrize("command", LINKED_READS)
+def test_a_read_through_a_link_or_a_hard_link_asks_and_plan_mode_refuses_it(
+        chapter, linked, command):
+    assert bash(chapter, linked, command) == DEFAULT_ASKS
+    if chapter.CHAPTER >= "s06":
+        assert bash(chapter, linked, command, plan_mode=True) == PLAN_DENIED
+
+
+def test_read_file_asks_for_a_file_with_a_second_hard_link_or_through_a_link(chapter, linked):
+    (linked / "own.md").symlink_to("README.md")
+    asks = ("ask", "the path passes a symlink, or the file has another hard link")
+    assert [decide(chapter, linked, "read_file", {"path": path})
+            for path in ("notes-copy.md", "own.md", "README.md", str(linked / "own.md"))] == [
+        asks, asks, ("allow", "changes nothing"), asks]
+
+
+def test_a_folder_read_into_with_more_names_than_the_limit_asks(chapter, linked, monkeypatch):
+    plain = ["diff e plain", "grep -r x plain", "grep -rn x e", "cat README.md", "ls d",
+             "tail -n +1 README.md"]
+    assert [bash(chapter, linked, command) for command in plain] == [
+        ("allow", "changes nothing")] * len(plain)
+    monkeypatch.setattr(chapter, "FOLDER_LIMIT", 1)
+    (linked / "plain" / "b.txt").write_text("b\n")
+    assert bash(chapter, linked, "grep -r x plain") == DEFAULT_ASKS
+
+
+def test_grep_reads_every_argument_as_a_path_once_e_or_f_gave_the_pattern(chapter, tmp_path):
+    # if the first argument were skipped as "the pattern" here, ../outside would be read unasked
+    (tmp_path / "notes.md").write_text("x\n")
+    assert [bash(chapter, tmp_path, command)[0] for command in (
+        "grep -e x ../outside", "grep --regexp=x ../outside", "grep -fnotes.md ../outside",
+        "grep -e x notes.md", "grep x notes.md")] == ["ask", "ask", "ask", "allow", "allow"]
+
+
+# ---- a rule on a file means the file, whatever reads it; secrets ask ---------------------------
+
+@pytest.mark.parametrize("rule, command", [
+    ("read_file(.env)", "cat .env"), ("read_file(.env)", "head -c 9 ./.env"),
+    ("read_file(.env)", "grep -rh KEY ."), ("read_file(secrets/*)", "grep -r -h KEY secrets"),
+    ("read_file(secrets/*)", "cat secrets/k.txt"),
+    ("edit_file(notes.md)", "sed -i s/a/b/ notes.md"), ("edit_file(notes.md)", "cp x notes.md"),
+    ("read_file(secrets/*)", "env A=1 cat secrets/k.txt"),
+])
+@pytest.mark.parametrize("mode", ["default", "bypass"])
+def test_a_deny_rule_on_a_file_tool_covers_a_bash_command_that_names_the_path(
+        chapter, tmp_path, rule, command, mode):
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "k.txt").write_text("KEY\n")
+    denied = ("deny", f"Denied by the rule {rule!r} in .agent/settings.json.")
+    assert bash(chapter, tmp_path, command, mode=mode,
+                settings={"permissions": {"deny": [rule]}}) == denied
+
+
+SECRET_READS = {
+    ("read_file", ".env"): ".env", ("read_file", "./.env.local"): ".env.local",
+    ("read_file", ".ssh/id_ed25519"): ".ssh/id_ed25519",
+    ("read_file", "certs/a.pem"): "certs/a.pem",
+    ("bash", "cat .env"): ".env", ("bash", "head -n 1 ./.ENV"): ".ENV",
+    ("bash", "grep KEY .netrc"): ".netrc", ("bash", "cat .aws/credentials"): ".aws/credentials"}
+
+
+@pytest.mark.parametrize("mode", ["default", "accept_edits", "bypass"])
+def test_a_file_that_holds_keys_asks_before_it_is_read_in_every_mode(chapter, tmp_path, mode):
+    allow_all = {"permissions": {"allow": ["bash", "read_file"]}}
+    field = {"read_file": "path", "bash": "command"}
+    assert {call: decide(chapter, tmp_path, call[0], {field[call[0]]: call[1]}, mode=mode,
+                         settings=allow_all) for call in SECRET_READS} == {
+        call: ("ask", f"it reads {found}: a file that holds keys")
+        for call, found in SECRET_READS.items()}
+
+
+def test_the_question_for_a_secret_says_why_and_offers_no_always(chapter, tmp_path, keyboard,
+                                                                  capsys):
+    (tmp_path / ".env").write_text("KEY=1\n")
+    keyboard.feed("n")
+    call = tool_use("toolu_1", "read_file", {"path": ".env"})
+    session = new_session(chapter, FakeClient(reply(call), reply(text("Ok."))), tmp_path)
+    chapter.run_turn(session, "read it")
+    assert keyboard.asked == [ASK_ONCE]
+    shown = capsys.readouterr().out.splitlines()
+    assert "    This call reads .env: a file that holds keys." in shown
+
+
+# ---- start-up files by rule --------------------------------------------------------------------
+
+DOT_WHY = "a program may read a dot file at the top of HOME when it starts"
+CODE_WHY = "the harness runs the code in this folder when it starts"
+
+
+@pytest.mark.parametrize("mode", ["default", "accept_edits", "bypass"])
+def test_a_write_to_a_dot_name_at_the_top_of_home_asks_in_every_mode(chapter, tmp_path,
+                                                                     monkeypatch, mode):
+    monkeypatch.setitem(chapter.TOOL_ENVIRONMENT, "HOME", str(tmp_path))
+    writes = {("write_file", ".lesskey"): ".lesskey", ("edit_file", ".curlrc"): ".curlrc",
+              ("bash", "echo x > .wgetrc"): ".wgetrc", ("bash", "cp a .gdbinit"): ".gdbinit",
+              ("bash", "echo x > ~/.foorc"): "~/.foorc", ("write_file", ".tool/conf"): ".tool/conf"}
+    inputs = {"write_file": lambda path: {"path": path, "content": "x"},
+              "edit_file": lambda path: {"path": path, "old_string": "a", "new_string": "b"},
+              "bash": lambda command: {"command": command}}
+    assert {call: decide(chapter, tmp_path, call[0], inputs[call[0]](call[1]), mode=mode)
+            for call in writes} == {call: ("ask", f"it changes {what}: {DOT_WHY}")
+                                    for call, what in writes.items()}
+    assert decide(chapter, tmp_path, "write_file", {"path": "sub/.x", "content": "x"},
+                  mode="bypass") == ("allow", "bypass mode")
+
+
+@pytest.mark.parametrize("mode", ["accept_edits", "bypass"])
+def test_a_write_to_the_harness_code_asks_when_the_workdir_holds_the_chapter(chapter, mode):
+    workdir = chapter.HERE.parent  # the checkout, the live default when run from its root
+    folder = chapter.HERE.name
+    for path in (f"{folder}/code.py", f"{folder}/readline.py"):
+        assert decide(chapter, workdir, "write_file", {"path": path, "content": "x"},
+                      mode=mode) == ("ask", f"it changes {path}: {CODE_WHY}")

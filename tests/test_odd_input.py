@@ -10,9 +10,12 @@
    such test runs the call in a thread and fails, instead of hanging, if it does not return.
 """
 
+import io
 import json
 import os
 import socket
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -212,8 +215,9 @@ def test_a_settings_file_that_cannot_be_read_is_one_line(name, tmp_path):
         "fifo": f"{paths['fifo']}: cannot read it (it is not a regular file)",
         "folder": f"{paths['folder']}: cannot read it (it is not a regular file)",
     }
+    # 31 levels pass the depth check; the key "notes" is then refused as unknown
     paths["limit"].write_text(json.dumps({"permissions": {}, "notes": nested(31)}))
-    assert chapter.load_settings(tmp_path / "limit") == {"permissions": {}, "notes": nested(31)}
+    assert refusal(tmp_path / "limit").startswith(f"{paths['limit']}: unknown key 'notes'; ")
 
 
 @pytest.mark.parametrize("name", SETTINGS_CHAPTERS)
@@ -275,3 +279,110 @@ def test_a_socket_is_refused_by_read_file(name, tmp_path):
         )
     finally:
         listener.close()
+
+
+# ---- 4. bounded time ---------------------------------------------------------------------------
+
+# Commands the model may send that made a pattern of the hard deny list (born in s01) backtrack:
+# 14,000 characters of the first took 18 s a call, in which not even Ctrl-C was felt.
+BACKTRACKING = [":|:(){ " * 8000, ":(){" * 12000, "rm -rm " * 8000, "dd " * 16000,
+                ";" * 50000, ":" + " " * 50000, "; sudo" * 8000]
+HOLDS = ("import json, re, sys\n"
+         "patterns, texts = json.load(sys.stdin)\n"
+         "for p in patterns:\n"
+         "    for a in texts:\n"
+         "        re.search(p, a)\n")
+
+
+def patterns_finish(patterns, texts):
+    """Run every pattern on every text in a child process, stopped after 10 s: a regex holds
+    the interpreter until it ends, so no thread of this one could stop it."""
+    try:
+        subprocess.run([sys.executable, "-c", HOLDS], input=json.dumps([patterns, texts]),
+                       text=True, check=True, timeout=10)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("name", support.PRESENT)
+def test_no_pattern_of_the_hard_deny_list_backtracks_on_a_long_command(name):
+    chapter = load_chapter(name)
+    assert patterns_finish([pattern for pattern, _ in chapter.CATASTROPHIC], BACKTRACKING)
+    assert chapter.catastrophic_reason(":(){ :|:& };:") == "is a fork bomb"
+
+
+@pytest.mark.parametrize("name", FILE_CHAPTERS)
+def test_glob_with_many_double_stars_over_a_deep_chain_returns(name, tmp_path):
+    chapter = load_chapter(name)
+    deep = tmp_path.joinpath(*["d"] * 40)
+    deep.mkdir(parents=True)
+    (deep / "x.txt").write_text("")
+    pattern = "**/" * 10 + "*.txt"
+    assert returns_in_time(run_file_tool, chapter, tmp_path, "glob", {"pattern": pattern}) == (
+        result("toolu_1", "d/" * 40 + "x.txt"))
+
+
+@pytest.mark.parametrize("name", FILE_CHAPTERS)
+def test_glob_stops_after_its_scan_limit_and_says_so(name, tmp_path, monkeypatch):
+    chapter = load_chapter(name)
+    monkeypatch.setattr(chapter, "GLOB_SCAN_LIMIT", 5)
+    for number in range(8):
+        (tmp_path / f"{number}.txt").write_text("")
+    assert run_file_tool(chapter, tmp_path, "glob", {"pattern": "**/*.txt"}) == result(
+        "toolu_1", "0.txt\n1.txt\n2.txt\n3.txt\n4.txt\n"
+        "(glob stopped after looking at 5 names; a narrower pattern finds the rest)")
+
+
+# ---- 5. nothing a file name or a terminal sends wedges or crashes a session ------------------
+
+@pytest.mark.parametrize("name", FILE_CHAPTERS)
+def test_a_file_name_that_is_not_utf8_comes_back_escaped_and_the_next_request_encodes(
+        name, tmp_path):
+    chapter = load_chapter(name)
+    (tmp_path / os.fsdecode(b"caf\xe9.txt")).write_text("")
+    found = run_file_tool(chapter, tmp_path, "glob", {"pattern": "*.txt"})
+    assert found == result("toolu_1", "caf\\xe9.txt")
+    assert json.dumps(found, ensure_ascii=False).encode("utf-8") == (
+        b'{"type": "tool_result", "tool_use_id": "toolu_1", "content": "caf\\\\xe9.txt"}')
+
+
+@pytest.mark.parametrize("name", support.PRESENT)
+def test_a_character_the_terminal_cannot_encode_prints_as_its_escape(name, monkeypatch):
+    chapter = load_chapter(name)
+    screen = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(screen, encoding="latin-1"))
+    chapter.show("a → b" + " " * 41 + "é")
+    sys.stdout.flush()
+    assert screen.getvalue() == b"a \\u2192 b\\u27e841 spaces\\u27e9\xe9\n"
+
+
+@pytest.mark.parametrize("name", support.PRESENT)
+def test_a_number_too_long_to_read_in_a_script_or_a_trace_is_one_line(name, tmp_path):
+    chapter = load_chapter(name)
+    script, trace = tmp_path / "script.json", tmp_path / "trace.jsonl"
+    script.write_text('{"prompt": "x", "turns": [], "n": ' + "9" * 5000 + "}")
+    trace.write_text('{"request": {}}\n{"a": ' + "9" * 5000 + "}\n")
+
+    def refusal(path):
+        try:
+            chapter.load_script(path)
+        except chapter.ScriptError as error:
+            return str(error)
+        return None
+
+    assert [refusal(script), refusal(trace)] == [
+        f"{script}: a number in it is too long to read",
+        f"{trace}: a number in it is too long to read"]
+
+
+@pytest.mark.parametrize("name", SETTINGS_CHAPTERS)
+def test_a_number_too_long_to_read_in_settings_is_one_line_and_exit_2(name, tmp_path):
+    work = tmp_path / "work"
+    path = settings_file(work)
+    path.write_text('{"permissions": {"deny": []}, "x": ' + "9" * 5000 + "}")
+
+    run = run_chapter(name, "--offline", "--workdir", str(work), "go")
+
+    assert (run.returncode, run.stdout, run.stderr) == (
+        2, "", f"{name}: {path}: a number in it is too long to read\n")

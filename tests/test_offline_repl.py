@@ -205,7 +205,7 @@ def test_restart_offline_makes_a_new_session_in_a_fresh_copy_of_the_workspace(
 
     assert capsys.readouterr().out == (
         "[Restarted: the script plays from its start, with a new history; "
-        f"workdir: {session.workdir}]\n"
+        f"workdir: {session.workdir}{session_note(session)}]\n"
     )
     own = tmp_path.resolve() / f"build-an-agent-{os.getuid()}"
     assert session.workdir != first_workdir and session.workdir.parent == own
@@ -221,6 +221,11 @@ def test_restart_offline_makes_a_new_session_in_a_fresh_copy_of_the_workspace(
             assert getattr(session, field) == value
 
 
+def session_note(session):
+    """s06 on: the restart line ends with the new session's id."""
+    return f"; session: {session.session_id}" if hasattr(session, "session_id") else ""
+
+
 def test_restart_live_is_a_new_conversation_in_the_same_workdir(
     chapter, tmp_path, monkeypatch, capsys
 ):
@@ -233,7 +238,8 @@ def test_restart_live_is_a_new_conversation_in_the_same_workdir(
     capsys.readouterr()
     chapter.run_command(session, "/restart")
     assert capsys.readouterr().out == (
-        f"[Restarted: a new conversation, with a new history; workdir: {tmp_path.resolve()}]\n"
+        f"[Restarted: a new conversation, with a new history; workdir: {tmp_path.resolve()}"
+        f"{session_note(session)}]\n"
     )
     assert session.messages == []
 
@@ -279,6 +285,11 @@ def test_the_repl_forgives_a_wrong_prompt_and_restart_plays_the_scenario_again(n
     # (s04: its Stop hook finds the tests failing and sends the model back; it answers the same)
     assert out.index(f"{label(name)} >> {script['prompt']}") > at
     restarted = [line for line in out if line.startswith("[Restarted: ")]
+    ids = [line.removeprefix("session: ") for line in out if line.startswith("session: ")]
+    if name >= "s06":  # the banner says the first session's id; the restart, the new one's
+        new_id = restarted[0].rpartition("; session: ")[2].removesuffix("]")
+        assert (len(ids), len(new_id), new_id != ids[0]) == (1, len(ids[0]), True)
+        restarted = [line.replace(f"; session: {new_id}", "") for line in restarted]
     first = [
         line.removeprefix("workdir: ").removesuffix(HOME_NOTE)
         for line in out
@@ -294,7 +305,7 @@ def test_the_repl_forgives_a_wrong_prompt_and_restart_plays_the_scenario_again(n
     ]
     # The second play runs the same tool calls as the first.
     calls = [line for line in out if line.startswith("  > ")]
-    split = out.index(restarted[0])
+    split = next(at for at, line in enumerate(out) if line.startswith("[Restarted: "))
     before = [line for line in out[:split] if line.startswith("  > ")]
     assert before and calls == before * 2
 

@@ -200,7 +200,8 @@ def test_random_conversations_include_questions_the_user_is_asked(name):
 def test_random_questions_and_answers_never_cancel_the_turn_and_change_nothing(name, data):
     """ask_user_question on its own, at random: good and broken questions, one or two calls in
     a turn, any permission mode, in plan mode or not, answered with numbers, words, empty
-    lines, EOF and Ctrl-C. The turn always goes on to the next model call, a result is an error
+    lines and EOF (Ctrl-C cancels the turn: tests/test_s06_ask_user_question.py). The turn
+    always goes on to the next model call, a result is an error
     exactly when the input is broken, every request is valid, and no file changes."""
     chapter = shared_chapter(name)
     schema = chapter.ASK_TOOL["input_schema"]
@@ -212,7 +213,7 @@ def test_random_questions_and_answers_never_cancel_the_turn_and_change_nothing(n
                               mode=data.draw(st.sampled_from(chapter.MODES), label="mode"),
                               plan_mode=data.draw(st.booleans(), label="plan mode"))
         before = tree(box.work)
-        with (patch("builtins.input", answering(data, ANSWERS + [KeyboardInterrupt])),
+        with (patch("builtins.input", answering(data, ANSWERS)),
               redirect_stdout(io.StringIO())):
             finished = chapter.run_turn(session, "ask me")
         after = tree(box.work)

@@ -579,6 +579,9 @@ def no_process(monkeypatch):
     ("sudo shutdown -h now", "stops the machine"),
     ("reboot", "stops the machine"),
     ("chmod -R 777 /", "opens up the whole file system"),
+    ("cd /tmp; /sbin/reboot", "stops the machine"),
+    ("true && systemctl poweroff", "stops the machine"),
+    ("echo $(halt)", "stops the machine"),
 ])
 def test_catastrophic_commands_are_refused_without_running(
     s01, tmp_path, no_process, command, reason
@@ -590,6 +593,9 @@ def test_catastrophic_commands_are_refused_without_running(
 @pytest.mark.parametrize("command", [
     "rm -rf build/", "rm -rf /tmp/scratch", "rm -rf ~/project/build", "chmod 777 run.sh",
     "dd if=disk.img of=copy.img", "echo '/dev/sda' > devices.txt",
+    # the program run is judged, not a word anywhere
+    "grep -n reboot notes.md", "git log --grep=shutdown", "man halt", "echo shutdown",
+    "echo 'rm -rf /'", "grep mkfs notes.md",
 ])
 def test_ordinary_commands_that_look_similar_are_not_refused(s01, command):
     assert s01.catastrophic_reason(command) is None

@@ -131,7 +131,7 @@ def test_ask_and_no_empty_or_eof_denies(chapter, tmp_path, answers, capsys, answ
 
 def test_ask_and_always_saves_an_allow_rule_and_keeps_the_rest(chapter, tmp_path, answers, capsys):
     path = write_settings(
-        tmp_path, {"note": "kept as it is", "permissions": {"deny": ["bash(rm*)"]}}
+        tmp_path, {"permissions": {"ask": ["bash(git push*)"], "deny": ["bash(rm*)"]}}
     )
     asked = answers("a")
     call = tool_use("toolu_1", "write_file", {"path": "hello.txt", "content": "Hello\n"})
@@ -144,8 +144,10 @@ def test_ask_and_always_saves_an_allow_rule_and_keeps_the_rest(chapter, tmp_path
 
     assert path.read_text() == (
         '{\n'
-        '  "note": "kept as it is",\n'
         '  "permissions": {\n'
+        '    "ask": [\n'
+        '      "bash(git push*)"\n'
+        '    ],\n'
         '    "deny": [\n'
         '      "bash(rm*)"\n'
         '    ],\n'
@@ -159,8 +161,8 @@ def test_ask_and_always_saves_an_allow_rule_and_keeps_the_rest(chapter, tmp_path
         "settings.json"
     ]  # written atomically: no temporary file left
     saved = {
-        "note": "kept as it is",
-        "permissions": {"deny": ["bash(rm*)"], "allow": ["write_file(hello.txt)"]},
+        "permissions": {"ask": ["bash(git push*)"], "deny": ["bash(rm*)"],
+                        "allow": ["write_file(hello.txt)"]},
     }
     assert session.settings == saved
     assert chapter.load_settings(tmp_path) == saved
@@ -693,6 +695,16 @@ def test_no_settings_file_means_no_rules(chapter, tmp_path):
     assert chapter.load_settings(tmp_path) == {}
 
 
+def test_an_unknown_key_at_the_top_of_settings_is_named_and_stops_the_program(chapter, tmp_path):
+    # a typo drops every rule in it: "permisions" once let rm run unasked
+    path = write_settings(tmp_path, {"permisions": {"deny": ["bash(rm*)"]}})
+    keys = ", ".join(chapter.SETTINGS_KEYS)
+    with pytest.raises(chapter.SettingsError) as caught:
+        chapter.load_settings(tmp_path)
+    assert str(caught.value) == f"{path}: unknown key 'permisions'; the keys are: {keys}"
+    assert keys == ("permissions, hooks" if chapter.CHAPTER >= "s04" else "permissions")
+
+
 def test_a_good_settings_file_is_loaded_as_it_is(chapter, tmp_path):
     settings = {
         "permissions": {
@@ -700,7 +712,6 @@ def test_a_good_settings_file_is_loaded_as_it_is(chapter, tmp_path):
             "ask": [],
             "deny": ["edit_file(*.lock)"],
         },
-        "other": [1, 2],
     }
     write_settings(tmp_path, settings)
     assert chapter.load_settings(tmp_path) == settings

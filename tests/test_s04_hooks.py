@@ -420,6 +420,12 @@ COMMAND_HOOK_CASES = {
         None,
         ["  hook error (PreToolUse, echo oops >&2; exit 1): exit code 1: oops", *ECHO_RAN],
     ),
+    "exit 1, nothing printed": (
+        {"command": "cat > /dev/null; exit 1"},
+        None,
+        ["  hook error (PreToolUse, cat > /dev/null; exit 1): exit code 1: it printed nothing "
+         "to say why", *ECHO_RAN],
+    ),
     "timeout": (
         {"command": "sleep 2", "timeout": 0.2},
         None,

@@ -311,8 +311,10 @@ def test_eof_at_the_first_question_is_none_answered(s06, workdir, keyboard):
     assert keyboard.asked == [ONE]
 
 
-def test_ctrl_c_part_way_skips_the_rest_and_does_not_cancel_the_turn(s06, workdir, monkeypatch,
-                                                                      capsys):
+def test_ctrl_c_at_a_question_cancels_the_turn_and_leaves_a_valid_history(s06, workdir,
+                                                                          monkeypatch, capsys):
+    # /help says Ctrl-C cancels a turn; at a question it once skipped the rest, and the model
+    # went on to plan
     typed = iter(["1", KeyboardInterrupt])
     asked = []
 
@@ -328,13 +330,16 @@ def test_ctrl_c_part_way_skips_the_rest_and_does_not_cancel_the_turn(s06, workdi
     client = FakeClient(reply(text("One question first."), call), reply(text("Thanks.")))
     session = new_session(s06, client, workdir)
 
-    assert s06.run_turn(session, "add an option") is True
+    assert s06.run_turn(session, "add an option") is False
 
-    check_turn(s06, session, client, call, ANSWERED_SOME.format(
-        answers=pair(NAME["question"], "--shout (Recommended)"), skipped=2, total=3))
-    assert asked == [ONE, SEVERAL]
+    assert session.messages == [
+        user(text("add an option")),
+        assistant(text("One question first."), call),
+        user(result("t1", "Interrupted by the user.", is_error=True)),
+    ]
+    assert (asked, len(client.calls)) == ([ONE, SEVERAL], 1)
     out = capsys.readouterr().out
-    assert f"\n{SKIPPED_THE_REST}\n" in out and "[Interrupted.]" not in out
+    assert "[Interrupted.]\n" in out and SKIPPED_THE_REST not in out
 
 
 # ---- bad input: an is_error that names the problem, and no question shown ----------------------
