@@ -166,6 +166,20 @@ def compare(old_parts, new_parts):
     }
 
 
+def compared(old_source, new_source):
+    """What is new between any two code.py texts, as the lesson tables count it:
+    {"functions": compare(...), "tools": compare(...)}, where functions are the top-level
+    functions and classes (the site's diff pages list these too)."""
+    found = {}
+    for kind, source in (("old", old_source), ("new", new_source)):
+        parts = section_parts(source)
+        functions = {name: part for name, part in function_parts(source, parts).items()
+                     if not part.constant}
+        found[kind] = functions, tool_parts(source, parts)
+    return {"functions": compare(found["old"][0], found["new"][0]),
+            "tools": compare(found["old"][1], found["new"][1])}
+
+
 def line_counts(old_source, new_source):
     """(added, removed) as `diff -u` counts them, and the changed line numbers of each side."""
     old, new = old_source.splitlines(), new_source.splitlines()

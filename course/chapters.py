@@ -154,10 +154,11 @@ def sections(source):
     The title is without its tag: '# THE TOOLS   (new in s02)' gives ('THE TOOLS', 's02', ...).
     """
     banners = _banners(source)
+    ends = [start for _, start in banners[1:]] + [len(source)]
     result = []
-    for (title, start), following in zip(banners, banners[1:] + [None], strict=True):
+    for (title, start), end in zip(banners, ends[: len(banners)], strict=True):
         name, _, chapter = split_tag(title)
-        result.append((name, chapter, source[start : following[1] if following else len(source)]))
+        result.append((name, chapter, source[start:end]))
     return result
 
 

@@ -486,6 +486,7 @@ def test_diff_and_compare_pages_open_with_what_is_new(site):
 
 
 def test_what_is_new_is_computed_from_the_two_files(tmp_path):
+    """The lesson tables' count (course.changes): top-level functions and classes, and tools."""
     old = site_builder.Chapter(name="s01_a", folder=tmp_path, code=(
         'TOOL = {"name": "bash", "input_schema": {}}\n'
         "def kept():\n    return 1\n\n"
@@ -500,7 +501,7 @@ def test_what_is_new_is_computed_from_the_two_files(tmp_path):
         "class Session:\n    @property\n    def label(self):\n        return ''\n"
     ))
     assert site_builder.what_is_new(site_builder.Diff(old, new)) == site_builder.WhatIsNew(
-        tools_added=["glob"], tools_removed=[], functions_added=["Session.label"],
+        tools_added=["glob"], tools_removed=[], functions_added=["Session"],
         functions_changed=["changed"], functions_removed=["dropped"],
         lines_added=6, lines_removed=3,
     )

@@ -1,13 +1,12 @@
 """Diffs of two code.py files: unified and side by side, and what is new."""
 
-import ast
 import difflib
 import functools
 import html
 import itertools
 from dataclasses import dataclass
 
-from course import section_above
+from course import changes, section_above
 
 from .chapters import Chapter
 from .highlight import highlight_lines
@@ -160,48 +159,6 @@ def diff_views(diff, id_prefix, lang, heading_level=3):
 
 # ---- what is new: computed from the two files ----
 
-@functools.cache
-def tool_names(code):
-    """The tools a code.py defines: every dict literal with a "name" and an "input_schema"."""
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return []
-    names = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Dict):
-            continue
-        keys = {key.value: value for key, value in zip(node.keys, node.values, strict=True)
-                if isinstance(key, ast.Constant)}
-        name = keys.get("name")
-        if "input_schema" in keys and isinstance(name, ast.Constant):
-            names.append(name.value)
-    return sorted(set(names), key=names.index)
-
-
-@functools.cache
-def functions(code):
-    """{name: source} of the functions of a code.py, methods as Class.method, in file order.
-    The source is its whole lines, decorators included."""
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return {}
-    lines = code.splitlines()
-    found = {}
-
-    def visit(nodes, prefix):
-        for node in nodes:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-                found[prefix + node.name] = "\n".join(lines[first - 1 : node.end_lineno])
-            elif isinstance(node, ast.ClassDef):
-                visit(node.body, f"{prefix}{node.name}.")
-
-    visit(tree.body, "")
-    return found
-
-
 @dataclass
 class WhatIsNew:
     tools_added: list
@@ -214,15 +171,14 @@ class WhatIsNew:
 
 
 def what_is_new(diff):
-    old_tools, new_tools = tool_names(diff.old.code), tool_names(diff.new.code)
-    old_functions, new_functions = functions(diff.old.code), functions(diff.new.code)
+    """Tools and functions added, changed and removed: course.changes, the lesson tables' source."""
+    new = changes.compared(diff.old.code, diff.new.code)
     return WhatIsNew(
-        tools_added=[name for name in new_tools if name not in old_tools],
-        tools_removed=[name for name in old_tools if name not in new_tools],
-        functions_added=[name for name in new_functions if name not in old_functions],
-        functions_changed=[name for name, source in new_functions.items()
-                           if name in old_functions and old_functions[name] != source],
-        functions_removed=[name for name in old_functions if name not in new_functions],
+        tools_added=new["tools"]["new"],
+        tools_removed=new["tools"]["removed"],
+        functions_added=new["functions"]["new"],
+        functions_changed=new["functions"]["changed"],
+        functions_removed=new["functions"]["removed"],
         lines_added=diff.added,
         lines_removed=diff.removed,
     )
