@@ -17,6 +17,7 @@ text is smaller than 12 px.
 """
 
 import hashlib
+import math
 import re
 import subprocess
 import sys
@@ -70,6 +71,16 @@ def render(source):
                   f'\n<desc id="diagram-desc">{escape(fields["desc"])}</desc>')
     return (SHA_LINE.format(source_sha(text)) + "\n" + opening + accessible
             + svg[opening_end:])
+
+
+def readable_width(svg):
+    """The width in CSS pixels at which an SVG's smallest text is SMALLEST_TEXT: the site shows
+    a diagram no narrower (it scrolls sideways in a narrower box). None: no sized text."""
+    view_box = VIEW_BOX.search(svg)
+    sizes = [float(size) for size in FONT_SIZE.findall(svg)]
+    if not (view_box and sizes):
+        return None
+    return math.ceil(float(view_box.group(1)) * SMALLEST_TEXT / min(sizes))
 
 
 def problems(source):

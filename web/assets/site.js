@@ -505,7 +505,7 @@ function setUpPlayer() {
 // Lesson code and diagrams that are wider than the page scroll: they take the focus (build.py
 // gives them tabindex="0") only while they need to.
 function setUpScrollingBlocks() {
-  const blocks = Array.from(document.querySelectorAll("div.hl > pre[tabindex='0'], .diagram pre[tabindex='0'], .table-scroll"));
+  const blocks = Array.from(document.querySelectorAll("div.hl > pre[tabindex='0'], .diagram pre[tabindex='0'], .table-scroll, .diagram-scroll"));
   const update = () => {
     for (const pre of blocks) {
       if (!pre.isConnected || !pre.checkVisibility()) continue;  // not shown: left as it is
@@ -516,6 +516,7 @@ function setUpScrollingBlocks() {
   if (!blocks.length) return;
   window.addEventListener("resize", update);
   document.addEventListener("panelshown", update);
+  document.addEventListener("toggle", update, true);  // a folded part opened shows its tables
   document.addEventListener("DOMContentLoaded", update);  // after the tabs have shown a panel
 }
 
@@ -784,11 +785,19 @@ function setUpWhereYouAre() {
     scheduled = false;
     const tabs = document.querySelector(".tabs");
     const under = tabs ? tabs.getBoundingClientRect().bottom : 0;
+    const reach = under + (window.innerHeight - under) / 3;
     let here = null;
     for (const id of ids) {
       const heading = document.getElementById(id);
       if (!heading || !heading.checkVisibility()) continue;
-      if (heading.getBoundingClientRect().top <= under + (window.innerHeight - under) / 3) here = id;
+      if (heading.getBoundingClientRect().top <= reach) here = id;
+    }
+    // The heading the address points at, at the top of the reading space, is the one being
+    // read, though a short section puts the next heading above the line too (s06's "Run it").
+    const target = ids.includes(hashId()) && document.getElementById(hashId());
+    if (target && target.checkVisibility()) {
+      const top = target.getBoundingClientRect().top;
+      if (top >= under - 2 && top <= reach) here = hashId();
     }
     for (const link of links) {
       if (link.hash.slice(1) === here) link.setAttribute("aria-current", "location");

@@ -6,6 +6,7 @@ from urllib.parse import unquote
 
 import mistune
 
+from course.diagrams import readable_width
 from course.translations import LANGUAGES, is_language_line
 from course.translations import MARKER as TRANSLATION_MARKER
 
@@ -89,6 +90,9 @@ class LessonRenderer(mistune.HTMLRenderer):
         if target is None:  # text, and where it points
             if strip_tags(text) == url:
                 return f"<code>{text}</code>"
+            # Chinese text takes full-width brackets, with no space before them
+            if self.lang != "en":
+                return f'{text}<span class="where">（{html.escape(url)}）</span>'
             return f'{text} <span class="where">({html.escape(url)})</span>'
         title_attribute = f' title="{html.escape(title)}"' if title else ""
         return f'<a href="{html.escape(target)}"{title_attribute}>{text}</a>'
@@ -99,9 +103,10 @@ class LessonRenderer(mistune.HTMLRenderer):
             return f'<span class="where">[image: {html.escape(text)} ({html.escape(url)})]</span>'
         name = f"{self.chapter.name}-{source.name}"
         self.images.append((source, name))
-        kind = ' class="diagram-image"' if source.suffix == ".svg" else ""
-        return (f'<img{kind} src="{UP[self.lang]}images/{html.escape(name)}" '
-                f'alt="{html.escape(text)}">')
+        image = f'src="{UP[self.lang]}images/{html.escape(name)}" alt="{html.escape(text)}"'
+        if source.suffix != ".svg":
+            return f"<img {image}>"
+        return diagram_image(source, image)
 
     def local_file(self, url):
         """The repository file a relative url points at, or None."""
@@ -185,6 +190,14 @@ def render_lesson(chapter, chapter_names, lang="en", root=None):
     body = body.replace("<table>", '<div class="table-scroll"><table>').replace(
         "</table>", "</table></div>")
     return fold_deeper(body), renderer.images
+
+
+def diagram_image(source, image):
+    """An SVG diagram, never so narrow that its text is under 12 px (course.diagrams): a
+    narrower box scrolls it sideways (site.js lets the box take the focus then)."""
+    width = readable_width(source.read_text(encoding="utf-8"))
+    style = f' style="min-width: {width}px"' if width else ""
+    return f'<span class="diagram-scroll"><img class="diagram-image" {image}{style}></span>'
 
 
 def fold_deeper(body):

@@ -4,6 +4,7 @@ import html
 import itertools
 import re
 
+from course.diagrams import readable_width
 from course.translations import LANGUAGES, TRANSLATION
 
 from .chapters import Chapter
@@ -81,14 +82,17 @@ def home_page(chapters, lang, root=None):
 
 
 def svg_card(chapter, lang):
-    """The lesson's SVG diagram for a home card, {"src", "alt"}, or None (the card then draws
+    """The lesson's SVG diagram for a home card, {"src", "file", "alt", "width"} (the width
+    at which its text is readable, course.diagrams), or None (the card then draws
     the docstring's diagram). Its text alternative is the SVG's own <title>."""
     source = chapter.diagram_svg(lang)
     if source is None:
         return None
-    title = re.search(r"<title[^>]*>(.*?)</title>", source.read_text(encoding="utf-8"), re.S)
+    svg = source.read_text(encoding="utf-8")
+    title = re.search(r"<title[^>]*>(.*?)</title>", svg, re.S)
     return {"src": f"{UP[lang]}images/{chapter.name}-{source.name}", "file": source.name,
-            "alt": html.unescape(title[1]).strip() if title else chapter.title_in(lang)}
+            "alt": html.unescape(title[1]).strip() if title else chapter.title_in(lang),
+            "width": readable_width(svg)}
 
 
 def readme_chapter(root):
