@@ -803,10 +803,15 @@ class ScriptError(Exception):
     """A script file that cannot be used."""
 
 
+def is_special_file(path):
+    """A named pipe, a socket or a device: opening one to read it can wait forever."""
+    return os.path.exists(path) and not (os.path.isfile(path) or os.path.isdir(path))
+
+
 def load_script(path):
     """Read a script ({"prompt", "turns"}) or a trace (one JSON line per call)."""
     path = Path(path)
-    if os.path.exists(path) and not (path.is_file() or path.is_dir()):  # a FIFO would hang
+    if is_special_file(path):
         raise ScriptError(f"cannot read {path}: it is not a regular file")
     try:
         text = path.read_text(encoding="utf-8")

@@ -261,7 +261,7 @@ def read_file(workdir, path, offset=1, limit=READ_LIMIT):
     target = resolve_path(workdir, path)
     if offset < 1 or limit < 1:
         raise ToolError("offset and limit must be 1 or more (offset counts lines from 1).")
-    if os.path.exists(target) and not (target.is_file() or target.is_dir()):
+    if is_special_file(target):
         raise ToolError(NOT_REGULAR.format(path))
     try:
         lines = target.read_text(encoding="utf-8", errors="replace").split("\n")
@@ -317,7 +317,7 @@ def write_atomically(target, content):
 
 def write_file(workdir, path, content):
     target = resolve_path(workdir, path)
-    if os.path.exists(target) and not (target.is_file() or target.is_dir()):
+    if is_special_file(target):
         raise ToolError(NOT_REGULAR.format(path))
     try:
         if target.is_dir():
@@ -336,7 +336,7 @@ def edit_file(workdir, path, old_string, new_string, replace_all=False):
         raise ToolError("old_string is empty. To create a file, use write_file.")
     if old_string == new_string:
         raise ToolError("old_string and new_string are the same: nothing would change.")
-    if os.path.exists(target) and not (target.is_file() or target.is_dir()):
+    if is_special_file(target):
         raise ToolError(NOT_REGULAR.format(path))
     try:
         with open(target, encoding="utf-8", newline="") as file:  # newline="": keep \r\n as it is
@@ -1805,10 +1805,15 @@ class ScriptError(Exception):
     """A script file that cannot be used."""
 
 
+def is_special_file(path):
+    """A named pipe, a socket or a device: opening one to read it can wait forever."""
+    return os.path.exists(path) and not (os.path.isfile(path) or os.path.isdir(path))
+
+
 def load_script(path):
     """Read a script ({"prompt", "turns"}) or a trace (one JSON line per call)."""
     path = Path(path)
-    if os.path.exists(path) and not (path.is_file() or path.is_dir()):  # a FIFO would hang
+    if is_special_file(path):
         raise ScriptError(f"cannot read {path}: it is not a regular file")
     try:
         text = path.read_text(encoding="utf-8")
