@@ -22,9 +22,11 @@ Run it:  .venv/bin/python s05_todo_write/code.py --offline
 
 import argparse
 import ast
+import contextlib
 import copy
 import fnmatch
 import glob
+import itertools
 import json
 import logging
 import os
@@ -1553,32 +1555,43 @@ def catastrophic_reason(command):
     return None
 
 
+@contextlib.contextmanager
+def ctrl_c_held():
+    """A Ctrl-C that comes within the block waits, and is raised as the block ends."""
+    came = False
+
+    def hold(signal_number, frame):
+        nonlocal came
+        came = True
+
+    previous = signal.signal(signal.SIGINT, hold)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if came:
+        signal.raise_signal(signal.SIGINT)
+
+
 def run_bash(command, workdir):
     reason = catastrophic_reason(command)
     if reason:
         raise ToolError(f"Refused: this command {reason}.")
     env = {k: v for k, v in os.environ.items() if k not in SECRET_VARIABLES}
     env.update(TOOL_ENVIRONMENT)
-    # A Ctrl-C waits until Popen has returned: raised inside it, it would leave the child running
-    # in its own group, which the terminal's Ctrl-C does not reach, with nothing left to stop it.
-    held = []
-    previous = signal.signal(signal.SIGINT, lambda *_: held.append(True))
-    try:
-        process = subprocess.Popen(
-            command, shell=True, cwd=workdir, env=env,
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group, so a timeout can stop all of it
-        )
-    except BaseException:
-        signal.signal(signal.SIGINT, previous)
-        raise
     # the first OUTPUT_LIMIT bytes are kept, the rest only counted: a flood cannot fill the memory
     kept, cut = b"", 0
     deadline = time.monotonic() + BASH_TIMEOUT
+    process = None
     try:
-        signal.signal(signal.SIGINT, previous)
-        if held:  # it came while the child started: delivered now, as it would have been
-            signal.raise_signal(signal.SIGINT)
+        # A Ctrl-C waits until Popen has returned: raised inside it, it would leave the child
+        # running in its own group, which the terminal's Ctrl-C does not reach.
+        with ctrl_c_held():
+            process = subprocess.Popen(
+                command, shell=True, cwd=workdir, env=env,
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own process group, so a timeout can stop all of it
+            )
         while True:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([process.stdout], [], [], left)[0]:
@@ -1590,6 +1603,8 @@ def run_bash(command, workdir):
             kept, cut = kept + chunk[:room], cut + len(chunk[room:])
         process.wait(timeout=max(deadline - time.monotonic(), 0.1))
     except BaseException as stop:  # a timeout, or Ctrl-C: stop the whole group
+        if process is None:  # it did not start
+            raise
         try:
             os.killpg(process.pid, signal.SIGKILL)
         except ProcessLookupError:  # gone: a Ctrl-C as it started, before its own group
@@ -1600,7 +1615,8 @@ def run_bash(command, workdir):
                             "and was stopped.") from None
         raise
     finally:
-        process.stdout.close()
+        if process:
+            process.stdout.close()
     output = kept.decode("utf-8", errors="replace")
     if cut:
         output += f"\n[output cut: {cut} more bytes]"
@@ -1988,49 +2004,50 @@ def printable(text, call=False):
     than two blank lines is one marker with its count: ⟨300 × \\u2800⟩, ⟨6000 spaces⟩.
     The text of a call (call=True) keeps its newlines at the end and shows every CR: sh
     runs it, so "cd sub\\r\\ntouch x" must not read as "cd sub"."""
-    def hidden(char):
-        return char != " " and (not char.isprintable() or bool(PRINTS_BLANK.match(char)))
-
-    def kind(char):
-        return " " if char == " " else hidden(char)
-
-    def marked(run):
-        if not run or kind(run[0]) is False:  # plain text
-            return run
-        if run[0] == " ":
-            return run if len(run) <= SPACE_RUN else f"⟨{len(run)} spaces⟩"
-        kinds = [ascii(char)[1:-1] for char in dict.fromkeys(run)]
-        if len(run) <= 3:
-            return "".join(ascii(char)[1:-1] for char in run)
-        if len(kinds) == 1:
-            return f"⟨{len(run)} × {kinds[0]}⟩"
-        more = ", …" if len(kinds) > 3 else ""
-        return f"⟨{len(run)} blank characters: {', '.join(kinds[:3])}{more}⟩"
-
-    def shown(line):  # the line in runs: plain text, spaces, hidden characters
-        parts, run = [], ""
-        for char in line:
-            if run and kind(char) != kind(run[0]):
-                parts.append(marked(run))
-                run = ""
-            run += char
-        return "".join(parts) + marked(run)
-
-    lines, blank_lines = [], []
     if not call:
         text = text.replace("\r\n", "\n").rstrip("\n")
-    for line in text.split("\n") + [None]:
-        if line is not None and all(char == " " or hidden(char) for char in line):
-            blank_lines.append(line)
-            continue
-        if len(blank_lines) > 2:
-            lines.append(f"⟨{len(blank_lines)} blank lines⟩")
+    lines = []
+    for blank, group in itertools.groupby(text.split("\n"), is_blank_line):
+        group = list(group)
+        if blank and len(group) > 2:
+            lines.append(f"⟨{len(group)} blank lines⟩")
         else:
-            lines += map(shown, blank_lines)
-        blank_lines = []
-        if line is not None:
-            lines.append(shown(line))
+            lines += [printable_line(line) for line in group]
     return "\n".join(lines)
+
+
+def char_kind(char):
+    """"space", "hidden" (it shows as blank or not at all: escaped) or "plain"."""
+    if char == " ":
+        return "space"
+    if not char.isprintable() or PRINTS_BLANK.match(char):
+        return "hidden"
+    return "plain"
+
+
+def is_blank_line(line):
+    return all(char_kind(char) != "plain" for char in line)
+
+
+def printable_line(line):
+    """One line, run by run: plain text as it is, spaces, and hidden characters escaped."""
+    parts = []
+    for kind, run in itertools.groupby(line, char_kind):
+        run = "".join(run)
+        if kind == "plain" or (kind == "space" and len(run) <= SPACE_RUN):
+            parts.append(run)
+        elif kind == "space":
+            parts.append(f"⟨{len(run)} spaces⟩")
+        elif len(run) <= 3:
+            parts.append("".join(ascii(char)[1:-1] for char in run))
+        else:
+            escapes = [ascii(char)[1:-1] for char in dict.fromkeys(run)]
+            if len(escapes) == 1:
+                parts.append(f"⟨{len(run)} × {escapes[0]}⟩")
+            else:
+                more = ", …" if len(escapes) > 3 else ""
+                parts.append(f"⟨{len(run)} blank characters: {', '.join(escapes[:3])}{more}⟩")
+    return "".join(parts)
 
 
 def call_summary(block):
@@ -2254,13 +2271,12 @@ class ScriptedModel:
                                    f"the prompt: {prompt.strip()}\nType that prompt to play it.)")
         # The turns ahead first; then, for an answer the script met earlier on another path (a
         # feedback after an answer in one's own words), the first conditional turn that fits.
-        ahead = range(self.position, len(turns))
-        for number in [*ahead, *range(self.position)]:
-            turn = turns[number]
-            if number in ahead or turn.get("when"):
-                if turn.get("when", "") in newest:
-                    self.position = number + 1
-                    return make_message(turn, model, self.tool_numbers, self.calls)
+        candidates = list(range(self.position, len(turns)))
+        candidates += [number for number in range(self.position) if turns[number].get("when")]
+        for number in candidates:
+            if turns[number].get("when", "") in newest:
+                self.position = number + 1
+                return make_message(turns[number], model, self.tool_numbers, self.calls)
         self.position = len(turns)
         return self.say(model, "(The script has no more turns: this is where the recorded "
                                "session ended. In the REPL, /restart plays it again.)")
@@ -2339,7 +2355,6 @@ def make_session(args):
     TOOL_ENVIRONMENT.clear()
     if offline:  # whatever a script says, `~` is the scratch copy
         TOOL_ENVIRONMENT["HOME"] = str(workdir)
-    if offline:
         banner.append(f"workdir: {workdir}  (also HOME for the tools, offline)")
     else:
         banner.append(f"workdir: {workdir}")
