@@ -825,6 +825,20 @@ def is_special_file(path):
     return os.path.exists(path) and not (os.path.isfile(path) or os.path.isdir(path))
 
 
+def parse_json(text, path, error):
+    """json.loads, with what any file can do to the parser said in one line, raised as `error`:
+    lists and objects nested past its limit, an integer too long to read. A JSONDecodeError
+    goes on up, for the caller to say in its own words."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:  # the parser's own limit
+        raise error(f"{path}: lists and objects nest too deeply to read") from None
+    except ValueError:  # an integer of more than 4,300 digits
+        raise error(f"{path}: a number in it is too long to read") from None
+
+
 def load_script(path):
     """Read a script ({"prompt", "turns"}) or a trace (one JSON line per call)."""
     path = Path(path)
@@ -838,27 +852,19 @@ def load_script(path):
         raise ScriptError(f"cannot read {path}: it is not UTF-8 text") from None
     except MemoryError:
         raise ScriptError(f"cannot read {path}: it is too large") from None
-    nested = ScriptError(f"{path}: lists and objects nest too deeply to read")
-    try:
-        script = json.loads(text)  # a script is one JSON object; so is a trace of one call
+    try:  # a script is one JSON object; so is a trace of one call
+        script = parse_json(text, path, ScriptError)
     except json.JSONDecodeError:
         script = None  # several JSON lines: a trace
-    except RecursionError:  # the parser's own limit
-        raise nested from None
-    except ValueError:  # an integer of more than 4,300 digits
-        raise ScriptError(f"{path}: a number in it is too long to read") from None
     if script is None or (isinstance(script, dict) and "response" in script):
         try:  # a trace: replay its responses in order
-            calls = [json.loads(line) for line in text.splitlines() if line.strip()]
+            calls = [parse_json(line, path, ScriptError)
+                     for line in text.splitlines() if line.strip()]
             script = {"prompt": typed_text(calls[0]["request"]["messages"][0]),
                       "turns": [{"response": call["response"]} for call in calls]}
-        except RecursionError:
-            raise nested from None
         except (json.JSONDecodeError, LookupError, TypeError, AttributeError):
             raise ScriptError(
                 f"{path} is neither a script (JSON) nor a trace (JSON lines)") from None
-        except ValueError:  # an integer of more than 4,300 digits
-            raise ScriptError(f"{path}: a number in it is too long to read") from None
     if not isinstance(script, dict) or not isinstance(script.get("turns"), list):
         raise ScriptError(f"{path}: a script is an object with a list of 'turns'")
     for number, turn in enumerate(script["turns"], 1):
