@@ -1508,7 +1508,8 @@ SESSION_TOOLS = {"todo_write"}
 # THE HARNESS: what keeps it safe and runnable (skip on a first read)
 # ======================================================================
 # Above is the idea. Below is what makes it hold: running bash safely, tool
-# results, calling the model and its errors, the session and the screen, the
+# results, calling the model and its errors, what only the live API needs (LIVE
+# ONLY: its retries, usage and block types), the session and the screen, the
 # scripted model that plays when there is no key, and the command line.
 
 
@@ -1698,7 +1699,6 @@ def input_problem(name, schema, tool_input):
 # ======================================================================
 
 API_TIMEOUT = anthropic.Timeout(300, connect=10)  # seconds for a whole reply; to connect
-API_RETRIES = 2  # the SDK tries a failed call again this often (429, 5xx, 529, no connection)
 
 
 def build_request(session):
@@ -1712,12 +1712,6 @@ def build_request(session):
         "tools": TOOLS,
         "messages": session.messages,
     }
-
-
-def live_client(**options):
-    """The SDK's client for the real API: a timeout for one call, and its retries shown."""
-    return anthropic.Anthropic(timeout=API_TIMEOUT, max_retries=API_RETRIES,
-                               middleware=[RETRY_LINES.watch], **options)
 
 
 def call_model(session, request):
@@ -1761,13 +1755,6 @@ def call_model(session, request):
     return response
 
 
-def sdk_knows(block):
-    """Whether the SDK parsed a block as one of the API's types: it reads a type it does not
-    know into a TextBlock that keeps the unknown type."""
-    declared = type(block).model_fields.get("type")
-    return block.type in getattr(getattr(declared, "annotation", None), "__args__", ())
-
-
 def block_problem(content):
     """What in a reply's content the loop cannot use, or None."""
     for number, block in enumerate(content, 1):
@@ -1782,6 +1769,85 @@ def block_problem(content):
         if kind != "tool_use" and too_deep(getattr(block, "input", None)):
             return f"{kind} block {number} nests its input too deeply"
     return None
+
+
+def is_too_long(error):
+    """The request was too long: the conversation will not fit again until it is cleared."""
+    if not isinstance(error, anthropic.APIStatusError):
+        return False
+    message = (error.api_message or "").lower()
+    return error.status_code == 413 or (error.status_code == 400 and any(
+        words in message for words in ("prompt is too long", "exceed context limit")))
+
+
+def is_blank(block):
+    """The API refuses blank text blocks, and an empty assistant turn, in the history."""
+    return block.type == "text" and not block.text.strip()
+
+
+def block_to_dict(block):
+    """A response block as the plain dict the API takes back in `messages`."""
+    if block.type == "text":
+        return {"type": "text", "text": block.text}
+    if block.type == "tool_use":
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    return block.to_dict(mode="json")
+
+
+def describe_api_error(error):
+    """One line a learner can act on."""
+    if isinstance(error, anthropic.APITimeoutError):
+        return (f"no answer within {API_TIMEOUT.read:g} s: the server is slow or hung. "
+                "Try again, or check ANTHROPIC_BASE_URL.")
+    if isinstance(error, anthropic.APIConnectionError):
+        return "could not reach the API. Check the network, a proxy, or ANTHROPIC_BASE_URL."
+    if isinstance(error, anthropic.APIStatusError):
+        # one line, even for a traceback, and one full stop
+        message = " ".join((error.api_message or "no details").split())[:300]
+        if not message.endswith((".", "!", "?")):
+            message += "."
+        return f"{error.status_code} {message} {status_hint(error)}"
+    return " ".join(str(error).split())[:300]
+
+
+def status_hint(error):
+    """What to do after an error status (the SDK has retried what waiting may cure)."""
+    if is_too_long(error):
+        return "The conversation is too long to send: /clear starts a new one."
+    if spend_limit_reached(error.body):
+        return "A spend limit is reached: waiting will not help until it is raised or resets."
+    if error.status_code >= 500 and error.status_code != 529:
+        return "The API failed on its side: try again in a moment."
+    return {
+        401: "Check ANTHROPIC_API_KEY.",
+        403: "This key may not use this model.",
+        404: "Check MODEL_ID and ANTHROPIC_BASE_URL.",
+        429: "Rate limited: wait a moment and try again.",
+        529: "The API is overloaded: try again in a moment.",
+    }.get(error.status_code, "Try again, or check the request.")
+
+
+# ======================================================================
+# LIVE ONLY: retries, usage, blocks of unknown types
+# ======================================================================
+# What only a call to the real API needs: each retry of the SDK shown as a line, the
+# tokens a call used, and the check that a block is one of the API's own types. A first
+# read can skip it.
+
+API_RETRIES = 2  # the SDK tries a failed call again this often (429, 5xx, 529, no connection)
+
+
+def live_client(**options):
+    """The SDK's client for the real API: a timeout for one call, and its retries shown."""
+    return anthropic.Anthropic(timeout=API_TIMEOUT, max_retries=API_RETRIES,
+                               middleware=[RETRY_LINES.watch], **options)
+
+
+def sdk_knows(block):
+    """Whether the SDK parsed a block as one of the API's types: it reads a type it does not
+    know into a TextBlock that keeps the unknown type."""
+    declared = type(block).model_fields.get("type")
+    return block.type in getattr(getattr(declared, "annotation", None), "__args__", ())
 
 
 def show_usage(usage):
@@ -1867,62 +1933,6 @@ def spend_limit_reached(body):
     details = error.get("details")
     code = details.get("error_code") if isinstance(details, dict) else None
     return code == "enforced_spend_limit_reached" or "usage limits" in str(error.get("message"))
-
-
-def is_too_long(error):
-    """The request was too long: the conversation will not fit again until it is cleared."""
-    if not isinstance(error, anthropic.APIStatusError):
-        return False
-    message = (error.api_message or "").lower()
-    return error.status_code == 413 or (error.status_code == 400 and any(
-        words in message for words in ("prompt is too long", "exceed context limit")))
-
-
-def is_blank(block):
-    """The API refuses blank text blocks, and an empty assistant turn, in the history."""
-    return block.type == "text" and not block.text.strip()
-
-
-def block_to_dict(block):
-    """A response block as the plain dict the API takes back in `messages`."""
-    if block.type == "text":
-        return {"type": "text", "text": block.text}
-    if block.type == "tool_use":
-        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
-    return block.to_dict(mode="json")
-
-
-def describe_api_error(error):
-    """One line a learner can act on."""
-    if isinstance(error, anthropic.APITimeoutError):
-        return (f"no answer within {API_TIMEOUT.read:g} s: the server is slow or hung. "
-                "Try again, or check ANTHROPIC_BASE_URL.")
-    if isinstance(error, anthropic.APIConnectionError):
-        return "could not reach the API. Check the network, a proxy, or ANTHROPIC_BASE_URL."
-    if isinstance(error, anthropic.APIStatusError):
-        # one line, even for a traceback, and one full stop
-        message = " ".join((error.api_message or "no details").split())[:300]
-        if not message.endswith((".", "!", "?")):
-            message += "."
-        return f"{error.status_code} {message} {status_hint(error)}"
-    return " ".join(str(error).split())[:300]
-
-
-def status_hint(error):
-    """What to do after an error status (the SDK has retried what waiting may cure)."""
-    if is_too_long(error):
-        return "The conversation is too long to send: /clear starts a new one."
-    if spend_limit_reached(error.body):
-        return "A spend limit is reached: waiting will not help until it is raised or resets."
-    if error.status_code >= 500 and error.status_code != 529:
-        return "The API failed on its side: try again in a moment."
-    return {
-        401: "Check ANTHROPIC_API_KEY.",
-        403: "This key may not use this model.",
-        404: "Check MODEL_ID and ANTHROPIC_BASE_URL.",
-        429: "Rate limited: wait a moment and try again.",
-        529: "The API is overloaded: try again in a moment.",
-    }.get(error.status_code, "Try again, or check the request.")
 
 
 # ======================================================================
