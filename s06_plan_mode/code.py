@@ -26,9 +26,11 @@ Run it:  .venv/bin/python s06_plan_mode/code.py --offline
 
 import argparse
 import ast
+import contextlib
 import copy
 import fnmatch
 import glob
+import itertools
 import json
 import logging
 import os
@@ -317,7 +319,7 @@ def read_file(workdir, path, offset=1, limit=READ_LIMIT):
     target = resolve_path(workdir, path)
     if offset < 1 or limit < 1:
         raise ToolError("offset and limit must be 1 or more (offset counts lines from 1).")
-    if os.path.exists(target) and not (target.is_file() or target.is_dir()):
+    if is_special_file(target):
         raise ToolError(NOT_REGULAR.format(path))
     try:
         lines = target.read_text(encoding="utf-8", errors="replace").split("\n")
@@ -373,7 +375,7 @@ def write_atomically(target, content):
 
 def write_file(workdir, path, content):
     target = resolve_path(workdir, path)
-    if os.path.exists(target) and not (target.is_file() or target.is_dir()):
+    if is_special_file(target):
         raise ToolError(NOT_REGULAR.format(path))
     try:
         if target.is_dir():
@@ -392,7 +394,7 @@ def edit_file(workdir, path, old_string, new_string, replace_all=False):
         raise ToolError("old_string is empty. To create a file, use write_file.")
     if old_string == new_string:
         raise ToolError("old_string and new_string are the same: nothing would change.")
-    if os.path.exists(target) and not (target.is_file() or target.is_dir()):
+    if is_special_file(target):
         raise ToolError(NOT_REGULAR.format(path))
     try:
         with open(target, encoding="utf-8", newline="") as file:  # newline="": keep \r\n as it is
@@ -769,16 +771,12 @@ def load_settings(workdir):
     if not path.is_file():  # a folder, or a FIFO that opening would wait on forever
         raise SettingsError(f"{path}: cannot read it (it is not a regular file)")
     try:
-        settings = json.loads(path.read_text(encoding="utf-8"))
+        settings = parse_json(path.read_text(encoding="utf-8"), path, SettingsError)
     except (OSError, UnicodeDecodeError) as error:
         raise SettingsError(f"{path}: cannot read it ({error})") from None
     except json.JSONDecodeError as error:
         raise SettingsError(f"{path}: not valid JSON ({error.msg} at line {error.lineno}, "
                             f"column {error.colno})") from None
-    except RecursionError:
-        raise SettingsError(f"{path}: lists and objects nest too deeply to read") from None
-    except ValueError:  # an integer of more than 4,300 digits
-        raise SettingsError(f"{path}: a number in it is too long to read") from None
     except MemoryError:
         raise SettingsError(f"{path}: cannot read it (it is too large)") from None
     if too_deep(settings):
@@ -1923,7 +1921,8 @@ SESSION_TOOLS.add("ask_user_question")
 # THE HARNESS: what keeps it safe and runnable (skip on a first read)
 # ======================================================================
 # Above is the idea. Below is what makes it hold: running bash safely, tool
-# results, calling the model and its errors, the session and the screen, the
+# results, calling the model and its errors, what only the live API needs (LIVE
+# ONLY: its retries, usage and block types), the session and the screen, the
 # scripted model that plays when there is no key, and the command line.
 
 
@@ -1966,32 +1965,43 @@ def catastrophic_reason(command):
     return None
 
 
+@contextlib.contextmanager
+def ctrl_c_held():
+    """A Ctrl-C that comes within the block waits, and is raised as the block ends."""
+    came = False
+
+    def hold(signal_number, frame):
+        nonlocal came
+        came = True
+
+    previous = signal.signal(signal.SIGINT, hold)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if came:
+        signal.raise_signal(signal.SIGINT)
+
+
 def run_bash(command, workdir):
     reason = catastrophic_reason(command)
     if reason:
         raise ToolError(f"Refused: this command {reason}.")
     env = {k: v for k, v in os.environ.items() if k not in SECRET_VARIABLES}
     env.update(TOOL_ENVIRONMENT)
-    # A Ctrl-C waits until Popen has returned: raised inside it, it would leave the child running
-    # in its own group, which the terminal's Ctrl-C does not reach, with nothing left to stop it.
-    held = []
-    previous = signal.signal(signal.SIGINT, lambda *_: held.append(True))
-    try:
-        process = subprocess.Popen(
-            command, shell=True, cwd=workdir, env=env,
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group, so a timeout can stop all of it
-        )
-    except BaseException:
-        signal.signal(signal.SIGINT, previous)
-        raise
     # the first OUTPUT_LIMIT bytes are kept, the rest only counted: a flood cannot fill the memory
     kept, cut = b"", 0
     deadline = time.monotonic() + BASH_TIMEOUT
+    process = None
     try:
-        signal.signal(signal.SIGINT, previous)
-        if held:  # it came while the child started: delivered now, as it would have been
-            signal.raise_signal(signal.SIGINT)
+        # A Ctrl-C waits until Popen has returned: raised inside it, it would leave the child
+        # running in its own group, which the terminal's Ctrl-C does not reach.
+        with ctrl_c_held():
+            process = subprocess.Popen(
+                command, shell=True, cwd=workdir, env=env,
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own process group, so a timeout can stop all of it
+            )
         while True:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([process.stdout], [], [], left)[0]:
@@ -2003,6 +2013,8 @@ def run_bash(command, workdir):
             kept, cut = kept + chunk[:room], cut + len(chunk[room:])
         process.wait(timeout=max(deadline - time.monotonic(), 0.1))
     except BaseException as stop:  # a timeout, or Ctrl-C: stop the whole group
+        if process is None:  # it did not start
+            raise
         try:
             os.killpg(process.pid, signal.SIGKILL)
         except ProcessLookupError:  # gone: a Ctrl-C as it started, before its own group
@@ -2013,7 +2025,8 @@ def run_bash(command, workdir):
                             "and was stopped.") from None
         raise
     finally:
-        process.stdout.close()
+        if process:
+            process.stdout.close()
     output = kept.decode("utf-8", errors="replace")
     if cut:
         output += f"\n[output cut: {cut} more bytes]"
@@ -2099,7 +2112,6 @@ def input_problem(name, schema, tool_input):
 # ======================================================================
 
 API_TIMEOUT = anthropic.Timeout(300, connect=10)  # seconds for a whole reply; to connect
-API_RETRIES = 2  # the SDK tries a failed call again this often (429, 5xx, 529, no connection)
 
 
 def build_request(session):
@@ -2113,12 +2125,6 @@ def build_request(session):
         "tools": tools_for(session),
         "messages": session.messages,
     }
-
-
-def live_client(**options):
-    """The SDK's client for the real API: a timeout for one call, and its retries shown."""
-    return anthropic.Anthropic(timeout=API_TIMEOUT, max_retries=API_RETRIES,
-                               middleware=[RETRY_LINES.watch], **options)
 
 
 def call_model(session, request):
@@ -2162,13 +2168,6 @@ def call_model(session, request):
     return response
 
 
-def sdk_knows(block):
-    """Whether the SDK parsed a block as one of the API's types: it reads a type it does not
-    know into a TextBlock that keeps the unknown type."""
-    declared = type(block).model_fields.get("type")
-    return block.type in getattr(getattr(declared, "annotation", None), "__args__", ())
-
-
 def block_problem(content):
     """What in a reply's content the loop cannot use, or None."""
     for number, block in enumerate(content, 1):
@@ -2183,6 +2182,85 @@ def block_problem(content):
         if kind != "tool_use" and too_deep(getattr(block, "input", None)):
             return f"{kind} block {number} nests its input too deeply"
     return None
+
+
+def is_too_long(error):
+    """The request was too long: the conversation will not fit again until it is cleared."""
+    if not isinstance(error, anthropic.APIStatusError):
+        return False
+    message = (error.api_message or "").lower()
+    return error.status_code == 413 or (error.status_code == 400 and any(
+        words in message for words in ("prompt is too long", "exceed context limit")))
+
+
+def is_blank(block):
+    """The API refuses blank text blocks, and an empty assistant turn, in the history."""
+    return block.type == "text" and not block.text.strip()
+
+
+def block_to_dict(block):
+    """A response block as the plain dict the API takes back in `messages`."""
+    if block.type == "text":
+        return {"type": "text", "text": block.text}
+    if block.type == "tool_use":
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    return block.to_dict(mode="json")
+
+
+def describe_api_error(error):
+    """One line a learner can act on."""
+    if isinstance(error, anthropic.APITimeoutError):
+        return (f"no answer within {API_TIMEOUT.read:g} s: the server is slow or hung. "
+                "Try again, or check ANTHROPIC_BASE_URL.")
+    if isinstance(error, anthropic.APIConnectionError):
+        return "could not reach the API. Check the network, a proxy, or ANTHROPIC_BASE_URL."
+    if isinstance(error, anthropic.APIStatusError):
+        # one line, even for a traceback, and one full stop
+        message = " ".join((error.api_message or "no details").split())[:300]
+        if not message.endswith((".", "!", "?")):
+            message += "."
+        return f"{error.status_code} {message} {status_hint(error)}"
+    return " ".join(str(error).split())[:300]
+
+
+def status_hint(error):
+    """What to do after an error status (the SDK has retried what waiting may cure)."""
+    if is_too_long(error):
+        return "The conversation is too long to send: /clear starts a new one."
+    if spend_limit_reached(error.body):
+        return "A spend limit is reached: waiting will not help until it is raised or resets."
+    if error.status_code >= 500 and error.status_code != 529:
+        return "The API failed on its side: try again in a moment."
+    return {
+        401: "Check ANTHROPIC_API_KEY.",
+        403: "This key may not use this model.",
+        404: "Check MODEL_ID and ANTHROPIC_BASE_URL.",
+        429: "Rate limited: wait a moment and try again.",
+        529: "The API is overloaded: try again in a moment.",
+    }.get(error.status_code, "Try again, or check the request.")
+
+
+# ======================================================================
+# LIVE ONLY: retries, usage, blocks of unknown types
+# ======================================================================
+# What only a call to the real API needs: each retry of the SDK shown as a line, the
+# tokens a call used, and the check that a block is one of the API's own types. A first
+# read can skip it.
+
+API_RETRIES = 2  # the SDK tries a failed call again this often (429, 5xx, 529, no connection)
+
+
+def live_client(**options):
+    """The SDK's client for the real API: a timeout for one call, and its retries shown."""
+    return anthropic.Anthropic(timeout=API_TIMEOUT, max_retries=API_RETRIES,
+                               middleware=[RETRY_LINES.watch], **options)
+
+
+def sdk_knows(block):
+    """Whether the SDK parsed a block as one of the API's types: it reads a type it does not
+    know into a TextBlock that keeps the unknown type."""
+    declared = type(block).model_fields.get("type")
+    return block.type in getattr(getattr(declared, "annotation", None), "__args__", ())
 
 
 def show_usage(usage):
@@ -2270,62 +2348,6 @@ def spend_limit_reached(body):
     return code == "enforced_spend_limit_reached" or "usage limits" in str(error.get("message"))
 
 
-def is_too_long(error):
-    """The request was too long: the conversation will not fit again until it is cleared."""
-    if not isinstance(error, anthropic.APIStatusError):
-        return False
-    message = (error.api_message or "").lower()
-    return error.status_code == 413 or (error.status_code == 400 and any(
-        words in message for words in ("prompt is too long", "exceed context limit")))
-
-
-def is_blank(block):
-    """The API refuses blank text blocks, and an empty assistant turn, in the history."""
-    return block.type == "text" and not block.text.strip()
-
-
-def block_to_dict(block):
-    """A response block as the plain dict the API takes back in `messages`."""
-    if block.type == "text":
-        return {"type": "text", "text": block.text}
-    if block.type == "tool_use":
-        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
-    return block.to_dict(mode="json")
-
-
-def describe_api_error(error):
-    """One line a learner can act on."""
-    if isinstance(error, anthropic.APITimeoutError):
-        return (f"no answer within {API_TIMEOUT.read:g} s: the server is slow or hung. "
-                "Try again, or check ANTHROPIC_BASE_URL.")
-    if isinstance(error, anthropic.APIConnectionError):
-        return "could not reach the API. Check the network, a proxy, or ANTHROPIC_BASE_URL."
-    if isinstance(error, anthropic.APIStatusError):
-        # one line, even for a traceback, and one full stop
-        message = " ".join((error.api_message or "no details").split())[:300]
-        if not message.endswith((".", "!", "?")):
-            message += "."
-        return f"{error.status_code} {message} {status_hint(error)}"
-    return " ".join(str(error).split())[:300]
-
-
-def status_hint(error):
-    """What to do after an error status (the SDK has retried what waiting may cure)."""
-    if is_too_long(error):
-        return "The conversation is too long to send: /clear starts a new one."
-    if spend_limit_reached(error.body):
-        return "A spend limit is reached: waiting will not help until it is raised or resets."
-    if error.status_code >= 500 and error.status_code != 529:
-        return "The API failed on its side: try again in a moment."
-    return {
-        401: "Check ANTHROPIC_API_KEY.",
-        403: "This key may not use this model.",
-        404: "Check MODEL_ID and ANTHROPIC_BASE_URL.",
-        429: "Rate limited: wait a moment and try again.",
-        529: "The API is overloaded: try again in a moment.",
-    }.get(error.status_code, "Try again, or check the request.")
-
-
 # ======================================================================
 # THE SESSION
 # ======================================================================
@@ -2406,49 +2428,50 @@ def printable(text, call=False):
     than two blank lines is one marker with its count: ⟨300 × \\u2800⟩, ⟨6000 spaces⟩.
     The text of a call (call=True) keeps its newlines at the end and shows every CR: sh
     runs it, so "cd sub\\r\\ntouch x" must not read as "cd sub"."""
-    def hidden(char):
-        return char != " " and (not char.isprintable() or bool(PRINTS_BLANK.match(char)))
-
-    def kind(char):
-        return " " if char == " " else hidden(char)
-
-    def marked(run):
-        if not run or kind(run[0]) is False:  # plain text
-            return run
-        if run[0] == " ":
-            return run if len(run) <= SPACE_RUN else f"⟨{len(run)} spaces⟩"
-        kinds = [ascii(char)[1:-1] for char in dict.fromkeys(run)]
-        if len(run) <= 3:
-            return "".join(ascii(char)[1:-1] for char in run)
-        if len(kinds) == 1:
-            return f"⟨{len(run)} × {kinds[0]}⟩"
-        more = ", …" if len(kinds) > 3 else ""
-        return f"⟨{len(run)} blank characters: {', '.join(kinds[:3])}{more}⟩"
-
-    def shown(line):  # the line in runs: plain text, spaces, hidden characters
-        parts, run = [], ""
-        for char in line:
-            if run and kind(char) != kind(run[0]):
-                parts.append(marked(run))
-                run = ""
-            run += char
-        return "".join(parts) + marked(run)
-
-    lines, blank_lines = [], []
     if not call:
         text = text.replace("\r\n", "\n").rstrip("\n")
-    for line in text.split("\n") + [None]:
-        if line is not None and all(char == " " or hidden(char) for char in line):
-            blank_lines.append(line)
-            continue
-        if len(blank_lines) > 2:
-            lines.append(f"⟨{len(blank_lines)} blank lines⟩")
+    lines = []
+    for blank, group in itertools.groupby(text.split("\n"), is_blank_line):
+        group = list(group)
+        if blank and len(group) > 2:
+            lines.append(f"⟨{len(group)} blank lines⟩")
         else:
-            lines += map(shown, blank_lines)
-        blank_lines = []
-        if line is not None:
-            lines.append(shown(line))
+            lines += [printable_line(line) for line in group]
     return "\n".join(lines)
+
+
+def char_kind(char):
+    """"space", "hidden" (it shows as blank or not at all: escaped) or "plain"."""
+    if char == " ":
+        return "space"
+    if not char.isprintable() or PRINTS_BLANK.match(char):
+        return "hidden"
+    return "plain"
+
+
+def is_blank_line(line):
+    return all(char_kind(char) != "plain" for char in line)
+
+
+def printable_line(line):
+    """One line, run by run: plain text as it is, spaces, and hidden characters escaped."""
+    parts = []
+    for kind, run in itertools.groupby(line, char_kind):
+        run = "".join(run)
+        if kind == "plain" or (kind == "space" and len(run) <= SPACE_RUN):
+            parts.append(run)
+        elif kind == "space":
+            parts.append(f"⟨{len(run)} spaces⟩")
+        elif len(run) <= 3:
+            parts.append("".join(ascii(char)[1:-1] for char in run))
+        else:
+            escapes = [ascii(char)[1:-1] for char in dict.fromkeys(run)]
+            if len(escapes) == 1:
+                parts.append(f"⟨{len(run)} × {escapes[0]}⟩")
+            else:
+                more = ", …" if len(escapes) > 3 else ""
+                parts.append(f"⟨{len(run)} blank characters: {', '.join(escapes[:3])}{more}⟩")
+    return "".join(parts)
 
 
 def call_summary(block):
@@ -2557,10 +2580,29 @@ class ScriptError(Exception):
     """A script file that cannot be used."""
 
 
+def is_special_file(path):
+    """A named pipe, a socket or a device: opening one to read it can wait forever."""
+    return os.path.exists(path) and not (os.path.isfile(path) or os.path.isdir(path))
+
+
+def parse_json(text, path, error):
+    """json.loads, with what any file can do to the parser said in one line, raised as `error`:
+    lists and objects nested past its limit, an integer too long to read. A JSONDecodeError
+    goes on up, for the caller to say in its own words."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:  # the parser's own limit
+        raise error(f"{path}: lists and objects nest too deeply to read") from None
+    except ValueError:  # an integer of more than 4,300 digits
+        raise error(f"{path}: a number in it is too long to read") from None
+
+
 def load_script(path):
     """Read a script ({"prompt", "turns"}) or a trace (one JSON line per call)."""
     path = Path(path)
-    if os.path.exists(path) and not (path.is_file() or path.is_dir()):  # a FIFO would hang
+    if is_special_file(path):
         raise ScriptError(f"cannot read {path}: it is not a regular file")
     try:
         text = path.read_text(encoding="utf-8")
@@ -2570,27 +2612,19 @@ def load_script(path):
         raise ScriptError(f"cannot read {path}: it is not UTF-8 text") from None
     except MemoryError:
         raise ScriptError(f"cannot read {path}: it is too large") from None
-    nested = ScriptError(f"{path}: lists and objects nest too deeply to read")
-    try:
-        script = json.loads(text)  # a script is one JSON object; so is a trace of one call
+    try:  # a script is one JSON object; so is a trace of one call
+        script = parse_json(text, path, ScriptError)
     except json.JSONDecodeError:
         script = None  # several JSON lines: a trace
-    except RecursionError:  # the parser's own limit
-        raise nested from None
-    except ValueError:  # an integer of more than 4,300 digits
-        raise ScriptError(f"{path}: a number in it is too long to read") from None
     if script is None or (isinstance(script, dict) and "response" in script):
         try:  # a trace: replay its responses in order
-            calls = [json.loads(line) for line in text.splitlines() if line.strip()]
+            calls = [parse_json(line, path, ScriptError)
+                     for line in text.splitlines() if line.strip()]
             script = {"prompt": typed_text(calls[0]["request"]["messages"][0]),
                       "turns": [{"response": call["response"]} for call in calls]}
-        except RecursionError:
-            raise nested from None
         except (json.JSONDecodeError, LookupError, TypeError, AttributeError):
             raise ScriptError(
                 f"{path} is neither a script (JSON) nor a trace (JSON lines)") from None
-        except ValueError:  # an integer of more than 4,300 digits
-            raise ScriptError(f"{path}: a number in it is too long to read") from None
     if not isinstance(script, dict) or not isinstance(script.get("turns"), list):
         raise ScriptError(f"{path}: a script is an object with a list of 'turns'")
     for number, turn in enumerate(script["turns"], 1):
@@ -2667,13 +2701,12 @@ class ScriptedModel:
                                    f"the prompt: {prompt.strip()}\nType that prompt to play it.)")
         # The turns ahead first; then, for an answer the script met earlier on another path (a
         # feedback after an answer in one's own words), the first conditional turn that fits.
-        ahead = range(self.position, len(turns))
-        for number in [*ahead, *range(self.position)]:
-            turn = turns[number]
-            if number in ahead or turn.get("when"):
-                if turn.get("when", "") in newest:
-                    self.position = number + 1
-                    return make_message(turn, model, self.tool_numbers, self.calls)
+        candidates = list(range(self.position, len(turns)))
+        candidates += [number for number in range(self.position) if turns[number].get("when")]
+        for number in candidates:
+            if turns[number].get("when", "") in newest:
+                self.position = number + 1
+                return make_message(turns[number], model, self.tool_numbers, self.calls)
         self.position = len(turns)
         return self.say(model, "(The script has no more turns: this is where the recorded "
                                "session ended. In the REPL, /restart plays it again.)")
@@ -2753,7 +2786,6 @@ def make_session(args):
     TOOL_ENVIRONMENT.clear()
     if offline:  # whatever a script says, `~` is the scratch copy
         TOOL_ENVIRONMENT["HOME"] = str(workdir)
-    if offline:
         banner.append(f"workdir: {workdir}  (also HOME for the tools, offline)")
     else:
         banner.append(f"workdir: {workdir}")

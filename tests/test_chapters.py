@@ -384,6 +384,25 @@ def test_the_idea_comes_before_the_harness_banner_and_the_new_sections_end_it(na
     ] == []
 
 
+LIVE_ONLY = "LIVE ONLY: retries, usage, blocks of unknown types"
+MACHINERY = ["RUNNING BASH SAFELY", "TOOL RESULTS AND INPUT CHECKS", "CALLING THE MODEL",
+             LIVE_ONLY, "THE SESSION", "THE SCRIPTED MODEL", "THE COMMAND LINE"]
+
+
+@pytest.mark.parametrize("name", PRESENT)
+def test_the_machinery_keeps_its_order_and_what_only_the_live_api_needs_is_one_section(name):
+    found = sections(name)
+    live = found[LIVE_ONLY][1]
+
+    assert [section for section in found if section in MACHINERY] == MACHINERY
+    assert [
+        definition
+        for definition in ("def live_client(", "def sdk_knows(", "def show_usage(",
+                           "class RetryLines(", "def spend_limit_reached(")
+        if definition not in live
+    ] == []
+
+
 @pytest.mark.parametrize("name", PRESENT)
 def test_a_chapters_docstring_is_at_most_25_lines(name):
     tree = ast.parse((ROOT / name / "code.py").read_text(encoding="utf-8"))
