@@ -327,6 +327,17 @@ def encodable(text):
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+def encodable_value(value):
+    """A JSON value (a reply's block) with every string in it made encodable."""
+    if isinstance(value, str):
+        return encodable(value)
+    if isinstance(value, list):
+        return [encodable_value(item) for item in value]
+    if isinstance(value, dict):
+        return {encodable_value(key): encodable_value(item) for key, item in value.items()}
+    return value
+
+
 DEPTH_LIMIT = 32  # levels of lists and objects, one inside the other, that a tool input may have
 
 
@@ -639,9 +650,11 @@ def add_user_blocks(messages, blocks):
 def add_assistant_blocks(messages, blocks):
     """Add blocks to the assistant turn at the end of the history, or start one: a turn the
     API paused (pause_turn) goes on in the same assistant turn. A tool input nested too
-    deeply to copy or send again is kept as {}; its tool result says why."""
+    deeply to copy or send again is kept as {}; its tool result says why. Every string is made
+    encodable: a lone surrogate in model text would fail every later request."""
     blocks = [dict(block, input={}) if block["type"] == "tool_use" and too_deep(block["input"])
               else block for block in blocks]
+    blocks = [encodable_value(block) for block in blocks]
     if messages and messages[-1]["role"] == "assistant":
         messages[-1]["content"].extend(blocks)
     else:

@@ -348,6 +348,20 @@ def test_a_file_name_that_is_not_utf8_comes_back_escaped_and_the_next_request_en
 
 
 @pytest.mark.parametrize("name", support.PRESENT)
+def test_model_text_and_a_tool_input_with_a_lone_surrogate_enter_the_history_escaped(
+        name, tmp_path, capsys):
+    chapter = load_chapter(name)
+    call = tool_use("toolu_1", "no_such_tool", {"x": "caf\udce9"})
+    client = FakeClient(reply(text("half \ud800 a pair"), call), reply(text("done")))
+    session = new_session(chapter, client, tmp_path)
+    chapter.run_turn(session, "go")
+    sent = client.calls[1]["messages"]
+    assert sent[1] == assistant(text("half \\ud800 a pair"),
+                                tool_use("toolu_1", "no_such_tool", {"x": "caf\\xe9"}))
+    assert json.dumps(sent, ensure_ascii=False).encode("utf-8").count(b"\\\\xe9") == 1
+
+
+@pytest.mark.parametrize("name", support.PRESENT)
 def test_a_character_the_terminal_cannot_encode_prints_as_its_escape(name, monkeypatch):
     chapter = load_chapter(name)
     screen = io.BytesIO()
