@@ -31,6 +31,7 @@ CHANGES = {
     },
     "s06_plan_mode": {
         "THE AGENT LOOP",
+        "THE TOOLS",
         "PERMISSIONS",
         "CALLING THE MODEL",
         "THE SESSION",

@@ -89,8 +89,7 @@ def system_prompt(workdir):
 
 def agent_loop(session):
     """Call the model until it stops asking for tools; return its last text."""
-    sent_back, sent_back_for = 0, None  # how often Stop hooks sent the model back, in a row,
-    # and the answer they last sent back: a model that gives it again has not heeded them.
+    sent_back = []  # the answers Stop hooks sent the model back from, in a row
     for _ in range(session.max_calls):  # a model that never stops asking for tools stops here
         response = call_model(session, build_request(session))
         content = [block_to_dict(block) for block in response.content if not is_blank(block)]
@@ -106,20 +105,8 @@ def agent_loop(session):
         if response.stop_reason == "pause_turn" and content and not tool_uses:
             continue  # the API paused a long turn: sent back as it is, the model goes on with it
         finish_reply(session, response, tool_uses)  # raises TurnStopped if the turn went wrong
-        hooked = run_hooks(session, "Stop", stop_hook_active=sent_back > 0, last_message=text)
-        if hooked["decision"] == "block" and text == sent_back_for:
-            show("[A Stop hook asked again, and the model gave the same answer as before: "
-                 "sending it back once more would only repeat it. The turn ends.]")
-            return text
-        if hooked["decision"] == "block" and sent_back < STOP_HOOK_LIMIT:
-            sent_back, sent_back_for = sent_back + 1, text
-            show(f"[A Stop hook sends the model back to work: {hooked['reason']}]")
-            again = hook_text("Stop", hooked["reason"])
-            add_user_blocks(session.messages, [{"type": "text", "text": again}])
+        if stop_hook_sends_back(session, text, sent_back):
             continue
-        if hooked["decision"] == "block":
-            show(f"[A Stop hook asked again; after {STOP_HOOK_LIMIT} times in a row "
-                 "the turn ends anyway.]")
         return text
     raise TurnStopped(f"[The turn reached its call limit (--max-calls {session.max_calls}): "
                       "send a prompt to go on.]")
@@ -1351,6 +1338,29 @@ def run_hooks(session, event_name, **details):
 def hook_text(event_name, text):
     """How a hook's words reach the model: marked, so it can tell them from the user's."""
     return f'<hook event="{event_name}">{text}</hook>'
+
+
+def stop_hook_sends_back(session, text, sent_back):
+    """Run the Stop hooks on the model's answer `text`; True if they send the model back to
+    work, with their reason as the next user turn. sent_back lists the answers they sent back
+    in a row: a model that gives the last one again has not heeded them, and after
+    STOP_HOOK_LIMIT times the turn ends anyway."""
+    hooked = run_hooks(session, "Stop", stop_hook_active=bool(sent_back), last_message=text)
+    if hooked["decision"] != "block":
+        return False
+    if sent_back and text == sent_back[-1]:
+        show("[A Stop hook asked again, and the model gave the same answer as before: "
+             "sending it back once more would only repeat it. The turn ends.]")
+        return False
+    if len(sent_back) >= STOP_HOOK_LIMIT:
+        show(f"[A Stop hook asked again; after {STOP_HOOK_LIMIT} times in a row "
+             "the turn ends anyway.]")
+        return False
+    sent_back.append(text)
+    show(f"[A Stop hook sends the model back to work: {hooked['reason']}]")
+    again = hook_text("Stop", hooked["reason"])
+    add_user_blocks(session.messages, [{"type": "text", "text": again}])
+    return True
 
 
 def check_python_syntax(event):

@@ -94,9 +94,7 @@ def system_prompt(workdir):
 
 def agent_loop(session):
     """Call the model until it stops asking for tools; return its last text."""
-    sent_back, sent_back_for = 0, None  # how often Stop hooks sent the model back, in a row,
-    # and the answer they last sent back: a model that gives it again has not heeded them.
-    session.plan_rejected = False  # a rejection in an interrupted turn must not end this one
+    sent_back = []  # the answers Stop hooks sent the model back from, in a row
     for _ in range(session.max_calls):  # a model that never stops asking for tools stops here
         response = call_model(session, build_request(session))
         content = [block_to_dict(block) for block in response.content if not is_blank(block)]
@@ -107,33 +105,21 @@ def agent_loop(session):
             show(text)
         tool_uses = [block for block in content if block["type"] == "tool_use"]
         if response.stop_reason == "tool_use" and tool_uses:
-            results = run_tools(session, tool_uses)
-            # A plan the user turned down is their answer, not a round of work without todos.
-            declined, session.plan_feedback = session.plan_rejected or session.plan_feedback, False
-            reminders = [] if declined else todo_reminder(session, tool_uses, results)
-            reminders += take_notes(session)
+            try:
+                results = run_tools(session, tool_uses)
+            except PlanRejected as turned_down:  # their answer, not a round of work without todos
+                add_user_blocks(session.messages, turned_down.results + take_notes(session))
+                if turned_down.ends_turn:  # the user said no to the plan: the turn ends here
+                    return text
+                continue
+            reminders = todo_reminder(session, tool_uses, results) + take_notes(session)
             add_user_blocks(session.messages, results + reminders)
-            if session.plan_rejected:  # the user said no to the plan: the turn ends here
-                session.plan_rejected = False
-                return text
             continue
         if response.stop_reason == "pause_turn" and content and not tool_uses:
             continue  # the API paused a long turn: sent back as it is, the model goes on with it
         finish_reply(session, response, tool_uses)  # raises TurnStopped if the turn went wrong
-        hooked = run_hooks(session, "Stop", stop_hook_active=sent_back > 0, last_message=text)
-        if hooked["decision"] == "block" and text == sent_back_for:
-            show("[A Stop hook asked again, and the model gave the same answer as before: "
-                 "sending it back once more would only repeat it. The turn ends.]")
-            return text
-        if hooked["decision"] == "block" and sent_back < STOP_HOOK_LIMIT:
-            sent_back, sent_back_for = sent_back + 1, text
-            show(f"[A Stop hook sends the model back to work: {hooked['reason']}]")
-            again = hook_text("Stop", hooked["reason"])
-            add_user_blocks(session.messages, [{"type": "text", "text": again}])
+        if stop_hook_sends_back(session, text, sent_back):
             continue
-        if hooked["decision"] == "block":
-            show(f"[A Stop hook asked again; after {STOP_HOOK_LIMIT} times in a row "
-                 "the turn ends anyway.]")
         return text
     raise TurnStopped(f"[The turn reached its call limit (--max-calls {session.max_calls}): "
                       "send a prompt to go on.]")
@@ -143,13 +129,19 @@ def run_tools(session, tool_uses):
     """Run each tool_use in order; return one tool_result for each.
 
     If Ctrl-C stops a tool, every call still gets a result, so that the
-    history stays valid, and the interrupt goes on up to the caller.
+    history stays valid, and the interrupt goes on up to the caller. A plan the user
+    turned down goes up too, once every call has run: PlanRejected holds the results.
     """
-    results = []
+    results, turned_down = [], None
     try:
         for block in tool_uses:
             show(f"> {call_summary(block)}", 2)
-            result = run_tool(session, block)
+            try:
+                result = run_tool(session, block)
+            except PlanRejected as error:
+                result = tool_result(block["id"], str(error), is_error=True)
+                if turned_down is None or error.ends_turn:  # a "no" outweighs feedback
+                    turned_down = error
             show(("error: " if result.get("is_error") else "") + preview(result["content"]), 4)
             results.append(result)
     except KeyboardInterrupt:
@@ -157,6 +149,9 @@ def run_tools(session, tool_uses):
             results.append(tool_result(block["id"], "Interrupted by the user.", is_error=True))
         add_user_blocks(session.messages, results)
         raise
+    if turned_down:
+        turned_down.results = results
+        raise turned_down
     return results
 
 
@@ -255,6 +250,8 @@ def run_tool(session, block):
         if feedback:
             content += "\n" + hook_text("PostToolUse", feedback)
         return tool_result(block["id"], content)
+    except PlanRejected:  # the user's answer to the plan: run_tools gives it its result
+        raise
     except ToolError as error:
         return tool_result(block["id"], str(error), is_error=True)
     except Exception as error:  # a bug in a tool must not end the session
@@ -1377,6 +1374,29 @@ def hook_text(event_name, text):
     return f'<hook event="{event_name}">{text}</hook>'
 
 
+def stop_hook_sends_back(session, text, sent_back):
+    """Run the Stop hooks on the model's answer `text`; True if they send the model back to
+    work, with their reason as the next user turn. sent_back lists the answers they sent back
+    in a row: a model that gives the last one again has not heeded them, and after
+    STOP_HOOK_LIMIT times the turn ends anyway."""
+    hooked = run_hooks(session, "Stop", stop_hook_active=bool(sent_back), last_message=text)
+    if hooked["decision"] != "block":
+        return False
+    if sent_back and text == sent_back[-1]:
+        show("[A Stop hook asked again, and the model gave the same answer as before: "
+             "sending it back once more would only repeat it. The turn ends.]")
+        return False
+    if len(sent_back) >= STOP_HOOK_LIMIT:
+        show(f"[A Stop hook asked again; after {STOP_HOOK_LIMIT} times in a row "
+             "the turn ends anyway.]")
+        return False
+    sent_back.append(text)
+    show(f"[A Stop hook sends the model back to work: {hooked['reason']}]")
+    again = hook_text("Stop", hooked["reason"])
+    add_user_blocks(session.messages, [{"type": "text", "text": again}])
+    return True
+
+
 def check_python_syntax(event):
     """The example hook (PostToolUse on write_file and edit_file): after a .py
     file changes, compile it, and tell the model at once if it no longer parses."""
@@ -1636,15 +1656,13 @@ def exit_plan_mode(session, plan):
     show(plan, 4)
     answer = (read_line(APPROVE_QUESTION) or "").strip()
     if answer.lower() in ("", "n", "no"):
-        session.plan_rejected = True
-        raise ToolError("The user rejected the plan. Plan mode stays on. "
-                        "Stop here and wait for the user.")
+        raise PlanRejected("The user rejected the plan. Plan mode stays on. "
+                           "Stop here and wait for the user.", ends_turn=True)
     if answer.lower() not in ("a", "y", "yes"):
         session.notes.append(answer)
-        session.plan_feedback = True
-        raise ToolError("The user did not approve the plan; their feedback follows. "
-                        "Plan mode stays on: revise the plan and submit it again "
-                        "with exit_plan_mode.")
+        raise PlanRejected("The user did not approve the plan; their feedback follows. "
+                           "Plan mode stays on: revise the plan and submit it again "
+                           "with exit_plan_mode.", ends_turn=False)
     try:  # the folder is resolved and checked: a .agent/plans that links out is not written
         target = resolve_path(session.workdir, shown(session.workdir, plan_file(session)))
         write_atomically(target, plan.rstrip("\n") + "\n")
@@ -2347,8 +2365,6 @@ class Session:
     rounds_since_todo: int = 0  # tool rounds since the last todo_write that passed
     session_id: str = field(default_factory=new_session_id)
     plan_mode: bool = False  # a flag beside the permission mode, not one of its values
-    plan_rejected: bool = False  # the user said no: end the turn without another model call
-    plan_feedback: bool = False  # the user answered the plan with feedback, this round
     notes: list = field(default_factory=list)  # texts for the next user turn
 
 
@@ -2502,6 +2518,17 @@ class TurnStopped(Exception):
     def __init__(self, line, forget_prompt=False):
         super().__init__(line)
         self.forget_prompt = forget_prompt
+
+
+class PlanRejected(ToolError):
+    """The user turned the plan down: the call's error. Their answer is not a round of work,
+    so it brings no todo reminder; ends_turn: they said no, rather than giving feedback, and
+    the turn ends once every call has its result (run_tools puts them in .results)."""
+
+    def __init__(self, line, ends_turn):
+        super().__init__(line)
+        self.ends_turn = ends_turn
+        self.results = []
 
 
 def finish_reply(session, response, tool_uses):
