@@ -517,7 +517,7 @@ CALL_SUBJECT.update({"read_file": "path", "write_file": "path", "edit_file": "pa
 
 
 # ======================================================================
-# PERMISSIONS
+# PERMISSIONS                                                 (new in s03)
 # ======================================================================
 
 MODES = ("default", "accept_edits", "bypass")

@@ -440,6 +440,15 @@ def test_the_sections_tagged_new_in_a_chapter_are_exactly_the_ones_it_adds(old, 
 
 
 @pytest.mark.parametrize("old, new", PAIRS)
+def test_a_carried_section_keeps_the_banner_it_was_born_with_tag_included(old, new):
+    before, after = sections(old), sections(new)
+    banner = {name: text.split("\n", 3)[:3] for name, (_, text) in after.items()}
+    assert {name: banner[name] for name in after if name in before} == {
+        name: text.split("\n", 3)[:3] for name, (_, text) in before.items() if name in after
+    }
+
+
+@pytest.mark.parametrize("old, new", PAIRS)
 def test_sections_keep_their_order_from_one_chapter_to_the_next(old, new):
     before, after = list(sections(old)), list(sections(new))
     assert [name for name in after if name in before] == [name for name in before if name in after]
