@@ -494,10 +494,81 @@ CALL_SUBJECT.update({"read_file": "path", "write_file": "path", "edit_file": "pa
 # PERMISSIONS                                                 (new in s03)
 # ======================================================================
 
+def check_permission(session, name, tool_input):
+    """Decide one tool call before it runs: ("allow" | "deny" | "ask", reason)."""
+    if name == "bash":
+        danger = catastrophic_reason(tool_input["command"])
+        if danger:
+            return "deny", f"Denied: this command {danger}. It is never allowed, in any mode."
+    rule = matching_rule(session, "deny", name, tool_input)
+    if rule:
+        return "deny", f"Denied by the rule {rule!r} in .agent/settings.json."
+    power = changes_settings(session, name, tool_input)
+    if power:  # in every mode, whatever the rules allow
+        return "ask", f"it changes {power[0]}: {power[1]}"
+    secret = reads_secret(session, name, tool_input)
+    if secret:  # in every mode, whatever the rules allow
+        return "ask", f"it reads {secret}: {SECRET_WHY}"
+    for decision in ("ask", "allow"):
+        rule = matching_rule(session, decision, name, tool_input)
+        if rule:
+            return decision, f"rule {rule!r}"
+    if session.mode == "bypass":
+        return "allow", "bypass mode"
+    if name == "read_file" and not reads_what_it_names(session, tool_input["path"]):
+        return "ask", "the path passes a symlink, or the file has another hard link"
+    if name in SAFE_TOOLS or (name == "bash" and is_read_only(tool_input["command"],
+                                                            session.workdir)):
+        return "allow", "changes nothing"
+    if session.mode == "accept_edits" and name in EDIT_TOOLS:
+        return "allow", "accept_edits mode"
+    return "ask", f"{session.mode} mode asks before this"
+
+
+def ask_permission(session, block):
+    """Show the whole call and ask: y once, a always (a rule), n no."""
+    name, tool_input = block["name"], block["input"]
+    show(f"? allow {describe_call(block)}", 2)
+    power = changes_settings(session, name, tool_input)
+    secret = reads_secret(session, name, tool_input)
+    if power:
+        show(f"This call changes {power[0]}: {power[1]}.", 4)
+        answers = {"y": "y", "yes": "y"}
+    elif secret:
+        show(f"This call reads {secret}: {SECRET_WHY}.", 4)
+        answers = {"y": "y", "yes": "y"}
+    elif name == "bash" and is_chain(tool_input["command"]):
+        show("[a] always is not offered: this is not one plain command.", 4)
+        answers = {"y": "y", "yes": "y"}
+    elif name == "bash" and SUBJECT_LIMIT < max(len(tool_input["command"]),
+                                                len(printable(tool_input["command"], call=True))):
+        show(f"[a] always is not offered: the command is {len(tool_input['command'])} characters "
+             f"long, and a question shows {SUBJECT_LIMIT} at most.", 4)
+        answers = {"y": "y", "yes": "y"}
+    else:
+        answers = {"y": "y", "yes": "y", "a": "a", "always": "a"}
+    choices = "[y] yes  [n] no"
+    if "a" in answers:
+        choices = "[y] yes  [a] always (saved to .agent/settings.json)  [n] no"
+    answer = read_answer(f"    {choices}: ", answers)
+    if answer == "a":
+        rule = f"{name}({glob.escape(rule_subject(session, name, tool_input))})"
+        try:
+            remember_rule(session, rule)
+            show(f"saved: allow {rule}", 4)
+        except (SettingsError, OSError) as error:
+            show(f"could not save the rule ({error}); allowed this once", 4)
+    if answer in ("y", "a"):
+        return "allow", "the user said yes"
+    return "deny", ("The user denied this call. Do not try it again as it is; "
+                    "ask the user, or find another way.")
+
+
 MODES = ("default", "accept_edits", "bypass")
 SAFE_TOOLS = {"read_file", "glob"}  # they change nothing: they run in every mode
 EDIT_TOOLS = {"write_file", "edit_file"}
 RULE_SUBJECT = CALL_SUBJECT  # a rule's pattern is matched against the field the call acts on
+
 
 # Programs that may run unasked, and each option they may take, spelled exactly as here: a
 # FLAG takes no value, a VALUE takes one (glued, after "=", or the next word), a PATH takes
@@ -526,6 +597,139 @@ READ_ONLY = {
     "pwd": {}, "true": {}, "false": {}, "whoami": {},
     "uname": dict.fromkeys(["-a", "-s", "-r", "-m"], FLAG),
 }
+
+
+def is_read_only(command, workdir):
+    """True only if every part of the command surely just reads, inside the workdir.
+
+    An allowlist: a plain chain (plain_commands) whose every command is a program of
+    READ_ONLY, with only the options listed for it, and whose every path (an argument, or
+    an option's PATH value) stays inside the workdir (resolve_path, symlinks followed).
+    Anything else is "not read-only", so it asks; a wrong "yes" here would let a write,
+    or a read of ~/.ssh, through unasked.
+    """
+    commands = plain_commands(command)
+    return commands is not None and all(reads_inside(words, workdir) for words in commands)
+
+
+# Files that hold keys ask before they are read, in every mode, by read_file or by bash: the API
+# key (.env, which this harness reads, and .env.local ...), tokens and passwords for hosts, npm,
+# PyPI and git (.netrc, .npmrc, .pypirc, .git-credentials), private keys (.ssh/, .gnupg/,
+# *.pem, *.key) and cloud keys (.aws/). Matched against each part of a path, in lower case.
+SECRET_FILES = (".env", ".env.*", ".netrc", ".npmrc", ".pypirc", ".git-credentials", ".ssh",
+                ".gnupg", ".aws", "*.pem", "*.key")
+
+
+# Files that give power: who writes them decides what runs next. The agent's settings, hooks
+# and plans; git's config and hooks; the API key and endpoint; and the start-up files that
+# HOME makes live (offline, HOME is the workdir). Matched against each part of a path.
+POWER_FILES = {
+    ".agent/settings.json": "the file that sets what the agent may do",
+    ".agent": "the agent's settings, hooks and plans are there",
+    ".git": "git runs the programs its config and hooks name",
+    ".env": "the next start reads the API key and the endpoint from it",
+    **dict.fromkeys([".gitconfig", ".bashrc", ".bash_profile", ".bash_login", ".profile",
+                     ".zshrc", ".zprofile", ".zshenv", ".inputrc", ".netrc", ".npmrc",
+                     ".pypirc", ".ssh", ".config", ".local"],
+                    "a shell or a tool reads it at start-up, with HOME the workdir"),
+}
+
+
+class SettingsError(Exception):
+    """A settings file that cannot be used: the program stops with one line."""
+
+
+def parse_rule(rule):
+    """'bash(git status*)' -> ('bash', 'git status*'); 'read_file' -> ('read_file', None)."""
+    match = re.fullmatch(r"([a-z_]+)(?:\((.+)\))?", rule.strip()) if isinstance(rule, str) else None
+    if not match:
+        raise SettingsError(f"cannot parse the rule {rule!r}: write a tool name, or tool(pattern)")
+    if match[1] not in TOOL_HANDLERS:
+        raise SettingsError(f"the rule {rule!r} names no tool; "
+                            f"the tools are: {', '.join(TOOL_HANDLERS)}")
+    return match[1], match[2]
+
+
+def settings_path(workdir):
+    return Path(workdir) / ".agent" / "settings.json"
+
+
+def load_settings(workdir):
+    """The settings of this workdir ({} if there is no file), checked."""
+    path = settings_path(workdir)
+    if not path.exists():
+        return {}
+    if not path.is_file():  # a folder, or a FIFO that opening would wait on forever
+        raise SettingsError(f"{path}: cannot read it (it is not a regular file)")
+    try:
+        settings = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise SettingsError(f"{path}: cannot read it ({error})") from None
+    except json.JSONDecodeError as error:
+        raise SettingsError(f"{path}: not valid JSON ({error.msg} at line {error.lineno}, "
+                            f"column {error.colno})") from None
+    except RecursionError:
+        raise SettingsError(f"{path}: lists and objects nest too deeply to read") from None
+    except ValueError:  # an integer of more than 4,300 digits
+        raise SettingsError(f"{path}: a number in it is too long to read") from None
+    except MemoryError:
+        raise SettingsError(f"{path}: cannot read it (it is too large)") from None
+    if too_deep(settings):
+        raise SettingsError(f"{path}: lists and objects nest more than {DEPTH_LIMIT} levels deep")
+    try:
+        check_settings(settings)
+    except SettingsError as error:
+        raise SettingsError(f"{path}: {error}") from None
+    return settings
+
+
+SETTINGS_KEYS = ["permissions"]  # the keys settings.json may have (s04 adds "hooks")
+
+
+def check_settings(settings):
+    if not isinstance(settings, dict):
+        raise SettingsError("the file must hold a JSON object")
+    for key in settings:
+        if key not in SETTINGS_KEYS:  # a typo ("permisions") would drop every rule silently
+            raise SettingsError(f"unknown key {key!r}; the keys are: {', '.join(SETTINGS_KEYS)}")
+    permissions = settings.get("permissions", {})
+    if not isinstance(permissions, dict):
+        raise SettingsError('"permissions" must be an object with "deny", "ask" and "allow" lists')
+    for key, rules in permissions.items():
+        if key not in ("deny", "ask", "allow"):
+            raise SettingsError(
+                f'"permissions" has an unknown key {key!r}; the keys are deny, ask, allow')
+        if not isinstance(rules, list):
+            raise SettingsError(f'"permissions.{key}" must be a list of rules')
+        for rule in rules:
+            parse_rule(rule)
+
+
+def command_mode(session, argument):
+    """/mode shows the permission mode; /mode NAME switches to it."""
+    if argument in MODES:
+        session.mode = argument
+    elif argument:
+        show(f"unknown mode {argument!r}; the modes are: {', '.join(MODES)}")
+        return
+    show(f"mode: {session.mode}   (modes: {', '.join(MODES)})")
+
+
+# ======================================================================
+# THE HARNESS: what keeps it safe and runnable (skip on a first read)
+# ======================================================================
+# Above is the idea. Below is what makes it hold: running bash safely, tool
+# results, calling the model and its errors, the session and the screen, the
+# scripted model that plays when there is no key, and the command line.
+
+
+# ======================================================================
+# THE PERMISSION MECHANICS                                    (new in s03)
+# ======================================================================
+# How the checks of PERMISSIONS are made: plain chains parsed and walked against
+# READ_ONLY, paths and symlinks, rules matched through wrappers, the files that give
+# power, and the question's screen.
+
 PLAIN = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 -_./=,:+@%'\";|&")
 CHAIN = {"&&", "||", ";", "|"}  # the operators a plain chain may use
 WORD_LIMIT = 200  # words of one read-only command: a longer one asks (each path is resolved)
@@ -555,19 +759,6 @@ def plain_commands(command):
         commands.append([re.sub(r"'([^']*)'|\"([^\"]*)\"", r"\1\2", token) for token in tokens])
         words = ""
     return commands
-
-
-def is_read_only(command, workdir):
-    """True only if every part of the command surely just reads, inside the workdir.
-
-    An allowlist: a plain chain (plain_commands) whose every command is a program of
-    READ_ONLY, with only the options listed for it, and whose every path (an argument, or
-    an option's PATH value) stays inside the workdir (resolve_path, symlinks followed).
-    Anything else is "not read-only", so it asks; a wrong "yes" here would let a write,
-    or a read of ~/.ssh, through unasked.
-    """
-    commands = plain_commands(command)
-    return commands is not None and all(reads_inside(words, workdir) for words in commands)
 
 
 def reads_inside(words, workdir):
@@ -668,90 +859,12 @@ def unlinked(root, path, into_folders=False):
     return count <= FOLDER_LIMIT
 
 
-# Files that hold keys ask before they are read, in every mode, by read_file or by bash: the API
-# key (.env, which this harness reads, and .env.local ...), tokens and passwords for hosts, npm,
-# PyPI and git (.netrc, .npmrc, .pypirc, .git-credentials), private keys (.ssh/, .gnupg/,
-# *.pem, *.key) and cloud keys (.aws/). Matched against each part of a path, in lower case.
-SECRET_FILES = (".env", ".env.*", ".netrc", ".npmrc", ".pypirc", ".git-credentials", ".ssh",
-                ".gnupg", ".aws", "*.pem", "*.key")
-
-
 def secret_name(path):
     """The part of this path that names a file holding keys (SECRET_FILES), or None."""
     for part in path.lower().split("/"):
         if any(fnmatch.fnmatchcase(part, pattern) for pattern in SECRET_FILES):
             return part
     return None
-
-
-class SettingsError(Exception):
-    """A settings file that cannot be used: the program stops with one line."""
-
-
-def parse_rule(rule):
-    """'bash(git status*)' -> ('bash', 'git status*'); 'read_file' -> ('read_file', None)."""
-    match = re.fullmatch(r"([a-z_]+)(?:\((.+)\))?", rule.strip()) if isinstance(rule, str) else None
-    if not match:
-        raise SettingsError(f"cannot parse the rule {rule!r}: write a tool name, or tool(pattern)")
-    if match[1] not in TOOL_HANDLERS:
-        raise SettingsError(f"the rule {rule!r} names no tool; "
-                            f"the tools are: {', '.join(TOOL_HANDLERS)}")
-    return match[1], match[2]
-
-
-def settings_path(workdir):
-    return Path(workdir) / ".agent" / "settings.json"
-
-
-def load_settings(workdir):
-    """The settings of this workdir ({} if there is no file), checked."""
-    path = settings_path(workdir)
-    if not path.exists():
-        return {}
-    if not path.is_file():  # a folder, or a FIFO that opening would wait on forever
-        raise SettingsError(f"{path}: cannot read it (it is not a regular file)")
-    try:
-        settings = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as error:
-        raise SettingsError(f"{path}: cannot read it ({error})") from None
-    except json.JSONDecodeError as error:
-        raise SettingsError(f"{path}: not valid JSON ({error.msg} at line {error.lineno}, "
-                            f"column {error.colno})") from None
-    except RecursionError:
-        raise SettingsError(f"{path}: lists and objects nest too deeply to read") from None
-    except ValueError:  # an integer of more than 4,300 digits
-        raise SettingsError(f"{path}: a number in it is too long to read") from None
-    except MemoryError:
-        raise SettingsError(f"{path}: cannot read it (it is too large)") from None
-    if too_deep(settings):
-        raise SettingsError(f"{path}: lists and objects nest more than {DEPTH_LIMIT} levels deep")
-    try:
-        check_settings(settings)
-    except SettingsError as error:
-        raise SettingsError(f"{path}: {error}") from None
-    return settings
-
-
-SETTINGS_KEYS = ["permissions"]  # the keys settings.json may have (s04 adds "hooks")
-
-
-def check_settings(settings):
-    if not isinstance(settings, dict):
-        raise SettingsError("the file must hold a JSON object")
-    for key in settings:
-        if key not in SETTINGS_KEYS:  # a typo ("permisions") would drop every rule silently
-            raise SettingsError(f"unknown key {key!r}; the keys are: {', '.join(SETTINGS_KEYS)}")
-    permissions = settings.get("permissions", {})
-    if not isinstance(permissions, dict):
-        raise SettingsError('"permissions" must be an object with "deny", "ask" and "allow" lists')
-    for key, rules in permissions.items():
-        if key not in ("deny", "ask", "allow"):
-            raise SettingsError(
-                f'"permissions" has an unknown key {key!r}; the keys are deny, ask, allow')
-        if not isinstance(rules, list):
-            raise SettingsError(f'"permissions.{key}" must be a list of rules')
-        for rule in rules:
-            parse_rule(rule)
 
 
 def rule_subject(session, name, tool_input):
@@ -878,21 +991,6 @@ def reaches(path, pattern):
                               for end in range(1, len(parts) + 1))
 
 
-# Files that give power: who writes them decides what runs next. The agent's settings, hooks
-# and plans; git's config and hooks; the API key and endpoint; and the start-up files that
-# HOME makes live (offline, HOME is the workdir). Matched against each part of a path.
-POWER_FILES = {
-    ".agent/settings.json": "the file that sets what the agent may do",
-    ".agent": "the agent's settings, hooks and plans are there",
-    ".git": "git runs the programs its config and hooks name",
-    ".env": "the next start reads the API key and the endpoint from it",
-    **dict.fromkeys([".gitconfig", ".bashrc", ".bash_profile", ".bash_login", ".profile",
-                     ".zshrc", ".zprofile", ".zshenv", ".inputrc", ".netrc", ".npmrc",
-                     ".pypirc", ".ssh", ".config", ".local"],
-                    "a shell or a tool reads it at start-up, with HOME the workdir"),
-}
-
-
 def changes_settings(session, name, tool_input):
     """Would this call change a file that gives power? (file, why), or None.
 
@@ -972,37 +1070,6 @@ def made_up_name(text):
     return False
 
 
-def check_permission(session, name, tool_input):
-    """Decide one tool call before it runs: ("allow" | "deny" | "ask", reason)."""
-    if name == "bash":
-        danger = catastrophic_reason(tool_input["command"])
-        if danger:
-            return "deny", f"Denied: this command {danger}. It is never allowed, in any mode."
-    rule = matching_rule(session, "deny", name, tool_input)
-    if rule:
-        return "deny", f"Denied by the rule {rule!r} in .agent/settings.json."
-    power = changes_settings(session, name, tool_input)
-    if power:  # in every mode, whatever the rules allow
-        return "ask", f"it changes {power[0]}: {power[1]}"
-    secret = reads_secret(session, name, tool_input)
-    if secret:  # in every mode, whatever the rules allow
-        return "ask", f"it reads {secret}: {SECRET_WHY}"
-    for decision in ("ask", "allow"):
-        rule = matching_rule(session, decision, name, tool_input)
-        if rule:
-            return decision, f"rule {rule!r}"
-    if session.mode == "bypass":
-        return "allow", "bypass mode"
-    if name == "read_file" and not reads_what_it_names(session, tool_input["path"]):
-        return "ask", "the path passes a symlink, or the file has another hard link"
-    if name in SAFE_TOOLS or (name == "bash" and is_read_only(tool_input["command"],
-                                                            session.workdir)):
-        return "allow", "changes nothing"
-    if session.mode == "accept_edits" and name in EDIT_TOOLS:
-        return "allow", "accept_edits mode"
-    return "ask", f"{session.mode} mode asks before this"
-
-
 SECRET_WHY = "a file that holds keys"
 
 
@@ -1035,45 +1102,6 @@ def reads_what_it_names(session, path):
         if written.is_relative_to(base):
             return unlinked(root, written.relative_to(base).as_posix())
     return False
-
-
-def ask_permission(session, block):
-    """Show the whole call and ask: y once, a always (a rule), n no."""
-    name, tool_input = block["name"], block["input"]
-    show(f"? allow {describe_call(block)}", 2)
-    power = changes_settings(session, name, tool_input)
-    secret = reads_secret(session, name, tool_input)
-    if power:
-        show(f"This call changes {power[0]}: {power[1]}.", 4)
-        answers = {"y": "y", "yes": "y"}
-    elif secret:
-        show(f"This call reads {secret}: {SECRET_WHY}.", 4)
-        answers = {"y": "y", "yes": "y"}
-    elif name == "bash" and is_chain(tool_input["command"]):
-        show("[a] always is not offered: this is not one plain command.", 4)
-        answers = {"y": "y", "yes": "y"}
-    elif name == "bash" and SUBJECT_LIMIT < max(len(tool_input["command"]),
-                                                len(printable(tool_input["command"], call=True))):
-        show(f"[a] always is not offered: the command is {len(tool_input['command'])} characters "
-             f"long, and a question shows {SUBJECT_LIMIT} at most.", 4)
-        answers = {"y": "y", "yes": "y"}
-    else:
-        answers = {"y": "y", "yes": "y", "a": "a", "always": "a"}
-    choices = "[y] yes  [n] no"
-    if "a" in answers:
-        choices = "[y] yes  [a] always (saved to .agent/settings.json)  [n] no"
-    answer = read_answer(f"    {choices}: ", answers)
-    if answer == "a":
-        rule = f"{name}({glob.escape(rule_subject(session, name, tool_input))})"
-        try:
-            remember_rule(session, rule)
-            show(f"saved: allow {rule}", 4)
-        except (SettingsError, OSError) as error:
-            show(f"could not save the rule ({error}); allowed this once", 4)
-    if answer in ("y", "a"):
-        return "allow", "the user said yes"
-    return "deny", ("The user denied this call. Do not try it again as it is; "
-                    "ask the user, or find another way.")
 
 
 ASK_LIMIT = 3  # answers that are not one of the choices before a question counts as no
@@ -1163,24 +1191,6 @@ def remember_rule(session, rule):
     write_atomically(settings_path(session.workdir), json.dumps(on_disk, indent=2) + "\n")
     session.settings = copy.deepcopy(session.settings)
     session.settings.setdefault("permissions", {}).setdefault("allow", []).append(rule)
-
-
-def command_mode(session, argument):
-    """/mode shows the permission mode; /mode NAME switches to it."""
-    if argument in MODES:
-        session.mode = argument
-    elif argument:
-        show(f"unknown mode {argument!r}; the modes are: {', '.join(MODES)}")
-        return
-    show(f"mode: {session.mode}   (modes: {', '.join(MODES)})")
-
-
-# ======================================================================
-# THE HARNESS: what keeps it safe and runnable (skip on a first read)
-# ======================================================================
-# Above is the idea. Below is what makes it hold: running bash safely, tool
-# results, calling the model and its errors, the session and the screen, the
-# scripted model that plays when there is no key, and the command line.
 
 
 # ======================================================================

@@ -373,15 +373,33 @@ def test_a_chapter_is_in_sections_under_banners_tagged_only_new_in_an_earlier_ch
 def test_the_idea_comes_before_the_harness_banner_and_the_new_sections_end_it(name):
     found = list(sections(name).items())
     idea = [section for section, _ in found[: [section for section, _ in found].index(HARNESS)]]
+    below = [section for section, _ in found[len(idea) + 1 :]]
     own = [section for section, ((kind, chapter), _) in found if chapter == label(name)]
     assert idea[:4] == ["CONFIGURATION", "SYSTEM PROMPT", "THE AGENT LOOP", "THE TOOLS"]
-    assert idea[len(idea) - len(own) :] == own
+    own_idea = [section for section in own if section in idea]
+    assert idea[len(idea) - len(own_idea) :] == own_idea
+    # The chapters' own machinery opens the harness, in the order the chapters added it.
+    tagged = [section for section, ((_, chapter), _) in found[len(idea) + 1 :] if chapter]
+    assert below[: len(tagged)] == tagged
+    own_below = [section for section in own if section in below]
+    assert tagged[len(tagged) - len(own_below) :] == own_below
     harness = "".join(text for section, (_, text) in found if section not in idea)
     assert [
         definition
         for definition in ("def agent_loop(", "def run_turn(", "\nTOOLS = ")
         if definition in harness
     ] == []
+
+
+def lines_above_the_harness_banner(name):
+    source = (ROOT / name / "code.py").read_text(encoding="utf-8")
+    return source[: source.index("# " + HARNESS)].count("\n") - 1
+
+
+@pytest.mark.parametrize("old, new", [(None, PRESENT[0]), *PAIRS])
+def test_no_chapter_adds_more_than_300_lines_above_the_harness_banner(old, new):
+    before = lines_above_the_harness_banner(old) if old else 0
+    assert lines_above_the_harness_banner(new) - before <= 300
 
 
 @pytest.mark.parametrize("name", PRESENT)
