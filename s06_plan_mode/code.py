@@ -236,7 +236,7 @@ def run_tool(session, block):
         decision, reason = check_permission(session, name, tool_input)
         # A hook may spare the user a question, but never lift a deny, and never answer
         # for the user when the call would change the agent's own settings.
-        spared = hooked["decision"] == "allow" and not changes_settings(session, name, tool_input)
+        spared = hooked["decision"] == "allow" and not changes_power_file(session, name, tool_input)
         if decision == "ask" and spared:
             decision = "allow"
         if decision == "ask":
@@ -560,7 +560,7 @@ def check_permission(session, name, tool_input):
     rule = matching_rule(session, "deny", name, tool_input)
     if rule:
         return "deny", f"Denied by the rule {rule!r} in .agent/settings.json."
-    power = changes_settings(session, name, tool_input)
+    power = changes_power_file(session, name, tool_input)
     if power:  # in every mode, whatever the rules allow
         return "ask", f"it changes {power[0]}: {power[1]}"
     secret = reads_secret(session, name, tool_input)
@@ -586,7 +586,7 @@ def ask_permission(session, block):
     """Show the whole call and ask: y once, a always (a rule), n no."""
     name, tool_input = block["name"], block["input"]
     show(f"? allow {describe_call(block)}", 2)
-    power = changes_settings(session, name, tool_input)
+    power = changes_power_file(session, name, tool_input)
     secret = reads_secret(session, name, tool_input)
     if power:
         show(f"This call changes {power[0]}: {power[1]}.", 4)
@@ -609,7 +609,7 @@ def ask_permission(session, block):
         choices = "[y] yes  [a] always (saved to .agent/settings.json)  [n] no"
     answer = read_answer(f"    {choices}: ", answers)
     if answer == "a":
-        rule = f"{name}({glob.escape(rule_subject(session, name, tool_input))})"
+        rule = f"{name}({glob.escape(call_subject(session, name, tool_input))})"
         try:
             remember_rule(session, rule)
             show(f"saved: allow {rule}", 4)
@@ -626,7 +626,6 @@ MODES = ("default", "accept_edits", "bypass")
 SAFE_TOOLS = {"read_file", "glob", "todo_write", "enter_plan_mode", "exit_plan_mode",
               "ask_user_question"}
 EDIT_TOOLS = {"write_file", "edit_file"}
-RULE_SUBJECT = CALL_SUBJECT  # a rule's pattern is matched against the field the call acts on
 
 
 # Programs that may run unasked, and each option they may take, spelled exactly as here: a
@@ -1500,10 +1499,10 @@ def secret_name(path):
     return None
 
 
-def rule_subject(session, name, tool_input):
+def call_subject(session, name, tool_input):
     """What a rule's pattern is matched against: the command, the pattern, the
     path as the tool will touch it (relative to the workdir), or ""."""
-    field_name = RULE_SUBJECT.get(name)
+    field_name = CALL_SUBJECT.get(name)
     subject = tool_input.get(field_name, "") if field_name else ""
     if field_name == "path" and subject:  # "/abs/workdir/.env", "./.env" and ".env" are one file
         try:
@@ -1528,7 +1527,7 @@ WRAPPERS = {"command", "env", "exec", "nice", "nohup", "time", "timeout", "xargs
 WRAPPED_LIMIT = 100
 
 
-def rule_subjects(command, depth=0):
+def command_spellings(command, depth=0):
     """What a deny or ask rule is matched against, for one command: the whole of it, and each
     part of a chain as written and as the shell reads it (quotes and backslashes removed,
     FOO=1 and a path before the program dropped), and what each wrapper runs ("timeout 5 rm
@@ -1544,7 +1543,7 @@ def rule_subjects(command, depth=0):
         if depth < 2:  # sh -c 'rm x', env -S 'rm x': a command in one word
             for word in words[1:WRAPPED_LIMIT]:
                 if " " in word:
-                    subjects.update(rule_subjects(word, depth + 1))
+                    subjects.update(command_spellings(word, depth + 1))
     return subjects
 
 
@@ -1573,19 +1572,19 @@ def wrapped(words):
 def matching_rule(session, decision, name, tool_input):
     """The first of the settings' `decision` rules that covers this call, or None.
 
-    For bash, deny and ask rules are matched against every spelling rule_subjects finds
+    For bash, deny and ask rules are matched against every spelling command_spellings finds
     (so "bash(rm*)" catches "ls; rm x", "\\rm x", "env A=1 rm x" and "find . -delete"),
     while an allow rule covers one plain command only: a chain, a redirection or a glob
     never slips through "bash(git status*)".
     """
     rules = session.settings.get("permissions", {}).get(decision, [])
-    subject = rule_subject(session, name, tool_input)
+    subject = call_subject(session, name, tool_input)
     subjects, paths = [subject], set()
     if name == "bash":
         if decision == "allow" and is_chain(subject):
             return None
         if decision != "allow":
-            subjects = rule_subjects(subject)
+            subjects = command_spellings(subject)
             paths = named_paths(session.workdir, subjects)
     for rule in rules:
         tool, pattern = parse_rule(rule)
@@ -1624,7 +1623,7 @@ def reaches(path, pattern):
                               for end in range(1, len(parts) + 1))
 
 
-def changes_settings(session, name, tool_input):
+def changes_power_file(session, name, tool_input):
     """Would this call change a file that gives power? (file, why), or None.
 
     By rule (runs_at_start): a name that starts with a dot at the top of HOME, and the
@@ -1650,7 +1649,7 @@ def changes_settings(session, name, tool_input):
         for key, why in POWER_FILES.items():
             if re.search(rf"(?<![\w.-]){re.escape(key)}(?![\w.-])", bare, re.IGNORECASE):
                 return key, why
-        for path in sorted(named_paths(session.workdir, rule_subjects(command))):
+        for path in sorted(named_paths(session.workdir, command_spellings(command))):
             home = TOOL_ENVIRONMENT.get("HOME") or os.environ.get("HOME") or "/"
             full = Path(home, path[2:]) if path.startswith("~/") else Path(session.workdir, path)
             why = runs_at_start(Path(os.path.normpath(full.absolute())))
@@ -1717,7 +1716,7 @@ def reads_secret(session, name, tool_input):
             return None  # the tool itself will refuse this path
         return target if secret_name(target) or secret_name(tool_input["path"]) else None
     if name == "bash":
-        for path in sorted(named_paths(session.workdir, rule_subjects(tool_input["command"]))):
+        for path in sorted(named_paths(session.workdir, command_spellings(tool_input["command"]))):
             if secret_name(path):
                 return path
     return None
@@ -1775,7 +1774,7 @@ def describe_call(block):
         if len(lines) - 1 < len(shown_lines):
             lines.append(f"  … ({len(shown_lines) - len(lines) + 1} more lines, not shown)")
         return "\n".join(lines)
-    subject = RULE_SUBJECT.get(name)
+    subject = CALL_SUBJECT.get(name)
     lines = [name]
     if subject in tool_input:
         shown_subject = cut(printable(tool_input[subject], call=True), SUBJECT_LIMIT)
