@@ -754,8 +754,7 @@ def plain_commands(command):
             continue
         if piece not in CHAIN or not words.strip():
             return None  # a lone &, ;;, |&, or an operator with no command before it
-        tokens = re.findall(r"(?:'[^']*'|\"[^\"]*\"|[^ '\"])+", words)  # as sh splits them
-        commands.append([re.sub(r"'([^']*)'|\"([^\"]*)\"", r"\1\2", token) for token in tokens])
+        commands.append(shlex.split(words))  # plain: no backslash, no #, quotes that close
         words = ""
     return commands
 
@@ -765,48 +764,57 @@ def reads_inside(words, workdir):
     options = READ_ONLY.get(words[0])
     if options is None or len(words) > WORD_LIMIT:
         return False
-    paths, arguments, waiting, ended, pattern_given = [], [], None, False, False
-    into_folders = words[0] == "diff"
-    for word in words[1:]:
-        if waiting:  # the value of the option before
-            paths += [word] if waiting == PATH else []
-            waiting = None
-        elif ended or word == "-" or not word.startswith("-"):
+    parsed = parse_options(words[1:], options)
+    if parsed is None:
+        return False
+    given, arguments = parsed
+    names = {name for name, _ in given}
+    paths = [value for name, value in given if options[name] == PATH]
+    if words[0] == "echo":
+        arguments = []  # words to print, not paths
+    elif words[0] == "grep" and not names & {"-e", "-f", "--regexp", "--file"}:
+        arguments = arguments[1:]  # the first is the pattern
+    into_folders = words[0] == "diff" or (words[0] == "grep" and "-r" in names)
+    if words[0] == "grep" and into_folders and not arguments:
+        arguments = ["."]  # grep -r with no file reads the whole working directory
+    if any(argument.startswith("+") for argument in arguments):
+        return False
+    return all(path_inside(workdir, path, into_folders) for path in paths + arguments)
+
+
+def parse_options(words, options):
+    """The words after a program, read with its options: ([(option, its value or None)], the
+    other arguments), or None for an option not listed, a flag given a value, or an option
+    without its value. A value is glued ("-n5", "--lines=5") or the next word."""
+    given, arguments, ended = [], [], False
+    words = list(words)
+    while words:
+        word = words.pop(0)
+        if ended or word == "-" or not word.startswith("-"):
             arguments.append(word)
         elif word == "--":
             ended = True
         elif word.startswith("--"):
             name, glued, value = word.partition("=")
             kind = options.get(name)
-            if kind is None or (kind == FLAG and glued):
-                return False
-            pattern_given |= name in ("--regexp", "--file")
-            if kind != FLAG and not glued:
-                waiting = kind
-            paths += [value] if kind == PATH and glued else []
+            if kind is None or (kind == FLAG and glued) or (kind != FLAG and not glued
+                                                             and not words):
+                return None
+            given.append((name, None if kind == FLAG else value if glued else words.pop(0)))
         else:
             for place, letter in enumerate(word[1:], 1):
                 kind = options.get(f"-{letter}")
                 if kind is None:
-                    return False
-                pattern_given |= letter in "ef"
-                into_folders |= words[0] == "grep" and letter == "r"
-                if kind != FLAG:  # the rest of the word is its value, or the next word
-                    rest = word[place + 1:]
-                    waiting = None if rest else kind
-                    paths += [rest] if kind == PATH and rest else []
-                    break
-    if waiting:
-        return False  # an option without its value
-    if words[0] == "echo":
-        arguments = []  # words to print, not paths
-    elif words[0] == "grep" and not pattern_given:
-        arguments = arguments[1:]  # the first is the pattern
-    if words[0] == "grep" and into_folders and not arguments:
-        arguments = ["."]  # grep -r with no file reads the whole working directory
-    if any(argument.startswith("+") for argument in arguments):
-        return False
-    return all(path_inside(workdir, path, into_folders) for path in paths + arguments)
+                    return None
+                if kind == FLAG:
+                    given.append((f"-{letter}", None))
+                    continue
+                value = word[place + 1:]  # the rest of the word is its value, or the next word
+                if not value and not words:
+                    return None
+                given.append((f"-{letter}", value or words.pop(0)))
+                break
+    return given, arguments
 
 
 def path_inside(workdir, path, into_folders=False):
