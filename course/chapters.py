@@ -31,6 +31,7 @@ CHANGES = {
     },
     "s06_plan_mode": {
         "THE AGENT LOOP",
+        "THE TOOLS",
         "PERMISSIONS",
         "CALLING THE MODEL",
         "THE SESSION",
@@ -96,32 +97,24 @@ CORE = {
 PLAY = "play"
 
 # ---- the banner grammar ---------------------------------------------------------------------
-# A section of code.py starts at a banner, either three lines
+# A section of code.py starts at a banner of three lines
 #
 #     # ======================================================================
 #     # THE TOOLS   (new in s02)
 #     # ======================================================================
 #
-# (the tag is optional: "(new in sNN)", or the older "(changed in sNN)"), or one line with its
-# title between runs of "=":
-#
-#     # ==== THE HARNESS: what keeps it safe and runnable (skip on a first read) ====
-#
+# (the tag "(new in sNN)" is there in the chapter that adds the section and every later one).
 # A section runs from its banner to the next banner (or the end of the file); what comes before
 # the first banner (the docstring, the imports) is in no section.
 
 RULE = re.compile(r"# ={20,}\s*")
-ONE_LINE = re.compile(r"# ={3,} (?P<title>.*?\S) ={3,}\s*")
 TITLE = re.compile(r"# (?P<title>\S.*?)\s*")
-TAG = re.compile(r"^(?P<name>.*?)\s*(?:\((?P<kind>new|changed) in (?P<chapter>s\d\d)\))?$")
+TAG = re.compile(r"^(?P<name>.*?)\s*(?:\((?P<kind>new) in (?P<chapter>s\d\d)\))?$")
 
 
 def banner_title(lines, index):
     """The title (tag included) if a banner starts at lines[index], else None."""
     line = lines[index]
-    one_line = ONE_LINE.fullmatch(line)
-    if one_line:
-        return one_line["title"]
     if index + 2 < len(lines) and RULE.fullmatch(line) and RULE.fullmatch(lines[index + 2]):
         title = TITLE.fullmatch(lines[index + 1])
         if title and not RULE.fullmatch(lines[index + 1]):
@@ -165,7 +158,7 @@ def sections(source):
 def section_map(name, root=ROOT):
     """{title: ((kind, chapter), text)} for the chapter folder `name`, in file order.
 
-    kind is "new" or "changed" (or None, untagged). Two sections with one title are an error.
+    kind is "new" (or None, untagged). Two sections with one title are an error.
     """
     source = (Path(root) / name / "code.py").read_text(encoding="utf-8")
     found = {}

@@ -496,10 +496,80 @@ CALL_SUBJECT.update({"read_file": "path", "write_file": "path", "edit_file": "pa
 # PERMISSIONS                                                 (new in s03)
 # ======================================================================
 
+def check_permission(session, name, tool_input):
+    """Decide one tool call before it runs: ("allow" | "deny" | "ask", reason)."""
+    if name == "bash":
+        danger = catastrophic_reason(tool_input["command"])
+        if danger:
+            return "deny", f"Denied: this command {danger}. It is never allowed, in any mode."
+    rule = matching_rule(session, "deny", name, tool_input)
+    if rule:
+        return "deny", f"Denied by the rule {rule!r} in .agent/settings.json."
+    power = changes_power_file(session, name, tool_input)
+    if power:  # in every mode, whatever the rules allow
+        return "ask", f"it changes {power[0]}: {power[1]}"
+    secret = reads_secret(session, name, tool_input)
+    if secret:  # in every mode, whatever the rules allow
+        return "ask", f"it reads {secret}: {SECRET_WHY}"
+    for decision in ("ask", "allow"):
+        rule = matching_rule(session, decision, name, tool_input)
+        if rule:
+            return decision, f"rule {rule!r}"
+    if session.mode == "bypass":
+        return "allow", "bypass mode"
+    if name == "read_file" and not reads_what_it_names(session, tool_input["path"]):
+        return "ask", "the path passes a symlink, or the file has another hard link"
+    if name in SAFE_TOOLS or (name == "bash" and is_read_only(tool_input["command"],
+                                                            session.workdir)):
+        return "allow", "changes nothing"
+    if session.mode == "accept_edits" and name in EDIT_TOOLS:
+        return "allow", "accept_edits mode"
+    return "ask", f"{session.mode} mode asks before this"
+
+
+def ask_permission(session, block):
+    """Show the whole call and ask: y once, a always (a rule), n no."""
+    name, tool_input = block["name"], block["input"]
+    show(f"? allow {describe_call(block)}", 2)
+    power = changes_power_file(session, name, tool_input)
+    secret = reads_secret(session, name, tool_input)
+    if power:
+        show(f"This call changes {power[0]}: {power[1]}.", 4)
+        answers = {"y": "y", "yes": "y"}
+    elif secret:
+        show(f"This call reads {secret}: {SECRET_WHY}.", 4)
+        answers = {"y": "y", "yes": "y"}
+    elif name == "bash" and is_chain(tool_input["command"]):
+        show("[a] always is not offered: this is not one plain command.", 4)
+        answers = {"y": "y", "yes": "y"}
+    elif name == "bash" and SUBJECT_LIMIT < max(len(tool_input["command"]),
+                                                len(printable(tool_input["command"], call=True))):
+        show(f"[a] always is not offered: the command is {len(tool_input['command'])} characters "
+             f"long, and a question shows {SUBJECT_LIMIT} at most.", 4)
+        answers = {"y": "y", "yes": "y"}
+    else:
+        answers = {"y": "y", "yes": "y", "a": "a", "always": "a"}
+    choices = "[y] yes  [n] no"
+    if "a" in answers:
+        choices = "[y] yes  [a] always (saved to .agent/settings.json)  [n] no"
+    answer = read_answer(f"    {choices}: ", answers)
+    if answer == "a":
+        rule = f"{name}({glob.escape(call_subject(session, name, tool_input))})"
+        try:
+            remember_rule(session, rule)
+            show(f"saved: allow {rule}", 4)
+        except (SettingsError, OSError) as error:
+            show(f"could not save the rule ({error}); allowed this once", 4)
+    if answer in ("y", "a"):
+        return "allow", "the user said yes"
+    return "deny", ("The user denied this call. Do not try it again as it is; "
+                    "ask the user, or find another way.")
+
+
 MODES = ("default", "accept_edits", "bypass")
 SAFE_TOOLS = {"read_file", "glob"}  # they change nothing: they run in every mode
 EDIT_TOOLS = {"write_file", "edit_file"}
-RULE_SUBJECT = CALL_SUBJECT  # a rule's pattern is matched against the field the call acts on
+
 
 # Programs that may run unasked, and each option they may take, spelled exactly as here: a
 # FLAG takes no value, a VALUE takes one (glued, after "=", or the next word), a PATH takes
@@ -528,35 +598,6 @@ READ_ONLY = {
     "pwd": {}, "true": {}, "false": {}, "whoami": {},
     "uname": dict.fromkeys(["-a", "-s", "-r", "-m"], FLAG),
 }
-PLAIN = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 -_./=,:+@%'\";|&")
-CHAIN = {"&&", "||", ";", "|"}  # the operators a plain chain may use
-WORD_LIMIT = 200  # words of one read-only command: a longer one asks (each path is resolved)
-
-
-def plain_commands(command):
-    """The commands of a plain chain, each a list of words as the shell reads them, or None.
-
-    Plain: every character in PLAIN, quotes that close and hold no ; | &, and only the
-    operators in CHAIN between commands. So nothing is left for the shell to expand,
-    redirect, substitute, or run in the background: * ? [ ] { } ~ $ \\ ` < > ( ) ! #,
-    a lone &, a newline, a tab, any other control or non-ASCII character all say None.
-    """
-    if any(character not in PLAIN for character in command):
-        return None
-    pieces = re.findall(r"'[^']*'|\"[^\"]*\"|[;|&]+|[^'\";|&]+", command)
-    if "".join(pieces) != command or any(p[0] in "'\"" and re.search("[;|&]", p) for p in pieces):
-        return None  # an unbalanced quote, or an operator inside quotes
-    commands, words = [], ""
-    for piece in pieces + [";"]:
-        if piece[0] not in ";|&":
-            words += piece
-            continue
-        if piece not in CHAIN or not words.strip():
-            return None  # a lone &, ;;, |&, or an operator with no command before it
-        tokens = re.findall(r"(?:'[^']*'|\"[^\"]*\"|[^ '\"])+", words)  # as sh splits them
-        commands.append([re.sub(r"'([^']*)'|\"([^\"]*)\"", r"\1\2", token) for token in tokens])
-        words = ""
-    return commands
 
 
 def is_read_only(command, workdir):
@@ -572,104 +613,6 @@ def is_read_only(command, workdir):
     return commands is not None and all(reads_inside(words, workdir) for words in commands)
 
 
-def reads_inside(words, workdir):
-    """One command of READ_ONLY with listed options only, and every path inside the workdir."""
-    options = READ_ONLY.get(words[0])
-    if options is None or len(words) > WORD_LIMIT:
-        return False
-    paths, arguments, waiting, ended, pattern_given = [], [], None, False, False
-    into_folders = words[0] == "diff"
-    for word in words[1:]:
-        if waiting:  # the value of the option before
-            paths += [word] if waiting == PATH else []
-            waiting = None
-        elif ended or word == "-" or not word.startswith("-"):
-            arguments.append(word)
-        elif word == "--":
-            ended = True
-        elif word.startswith("--"):
-            name, glued, value = word.partition("=")
-            kind = options.get(name)
-            if kind is None or (kind == FLAG and glued):
-                return False
-            pattern_given |= name in ("--regexp", "--file")
-            if kind != FLAG and not glued:
-                waiting = kind
-            paths += [value] if kind == PATH and glued else []
-        else:
-            for place, letter in enumerate(word[1:], 1):
-                kind = options.get(f"-{letter}")
-                if kind is None:
-                    return False
-                pattern_given |= letter in "ef"
-                into_folders |= words[0] == "grep" and letter == "r"
-                if kind != FLAG:  # the rest of the word is its value, or the next word
-                    rest = word[place + 1:]
-                    waiting = None if rest else kind
-                    paths += [rest] if kind == PATH and rest else []
-                    break
-    if waiting:
-        return False  # an option without its value
-    if words[0] == "echo":
-        arguments = []  # words to print, not paths
-    elif words[0] == "grep" and not pattern_given:
-        arguments = arguments[1:]  # the first is the pattern
-    if words[0] == "grep" and into_folders and not arguments:
-        arguments = ["."]  # grep -r with no file reads the whole working directory
-    if any(argument.startswith("+") for argument in arguments):
-        return False
-    return all(path_inside(workdir, path, into_folders) for path in paths + arguments)
-
-
-def path_inside(workdir, path, into_folders=False):
-    """A relative path with no `..`, inside the workdir when its symlinks are followed, that
-    reads only what it names (unlinked): no symlink on the way, no second hard link."""
-    if path == "-":  # standard input
-        return True
-    if path.startswith("/"):
-        return False
-    try:
-        resolve_path(workdir, path)
-    except ToolError:
-        return False
-    return unlinked(Path(workdir).resolve(), path, into_folders)
-
-
-FOLDER_LIMIT = 1000  # names a read-only command may open inside the folders it is given
-
-
-def unlinked(root, path, into_folders=False):
-    """Does reading this path (relative to root) open only files inside root, each known by
-    this name alone? No symlink on the way (a link made earlier leads anywhere), no file with
-    a second hard link (the same file outside, by another name), no pipe or device. A folder a
-    program reads into (into_folders) must hold only such files, and no secret, FOLDER_LIMIT
-    names at most. A path that does not exist reads nothing."""
-    here = root
-    for part in Path(path).parts:
-        here = here / part
-        if here.is_symlink():
-            return False
-    if not os.path.lexists(here):
-        return True
-    waiting, count = [here], 0
-    while waiting:
-        current = waiting.pop()
-        try:
-            status = current.lstat()
-            if stat.S_ISDIR(status.st_mode) and (into_folders or current == here):
-                names = [] if current == here and not into_folders else os.listdir(current)
-                count += len(names)
-                waiting += [current / name for name in names]
-                continue
-        except OSError:
-            return False
-        if count > FOLDER_LIMIT or not stat.S_ISREG(status.st_mode) or status.st_nlink > 1:
-            return False
-        if current != here and secret_name(current.relative_to(root).as_posix()):
-            return False  # a secret the command does not name (one it names asks anyway)
-    return count <= FOLDER_LIMIT
-
-
 # Files that hold keys ask before they are read, in every mode, by read_file or by bash: the API
 # key (.env, which this harness reads, and .env.local ...), tokens and passwords for hosts, npm,
 # PyPI and git (.netrc, .npmrc, .pypirc, .git-credentials), private keys (.ssh/, .gnupg/,
@@ -678,12 +621,19 @@ SECRET_FILES = (".env", ".env.*", ".netrc", ".npmrc", ".pypirc", ".git-credentia
                 ".gnupg", ".aws", "*.pem", "*.key")
 
 
-def secret_name(path):
-    """The part of this path that names a file holding keys (SECRET_FILES), or None."""
-    for part in path.lower().split("/"):
-        if any(fnmatch.fnmatchcase(part, pattern) for pattern in SECRET_FILES):
-            return part
-    return None
+# Files that give power: who writes them decides what runs next. The agent's settings, hooks
+# and plans; git's config and hooks; the API key and endpoint; and the start-up files that
+# HOME makes live (offline, HOME is the workdir). Matched against each part of a path.
+POWER_FILES = {
+    ".agent/settings.json": "the file that sets what the agent may do",
+    ".agent": "the agent's settings, hooks and plans are there",
+    ".git": "git runs the programs its config and hooks name",
+    ".env": "the next start reads the API key and the endpoint from it",
+    **dict.fromkeys([".gitconfig", ".bashrc", ".bash_profile", ".bash_login", ".profile",
+                     ".zshrc", ".zprofile", ".zshenv", ".inputrc", ".netrc", ".npmrc",
+                     ".pypirc", ".ssh", ".config", ".local"],
+                    "a shell or a tool reads it at start-up, with HOME the workdir"),
+}
 
 
 class SettingsError(Exception):
@@ -752,10 +702,181 @@ def check_settings(settings):
             parse_rule(rule)
 
 
-def rule_subject(session, name, tool_input):
+def command_mode(session, argument):
+    """/mode shows the permission mode; /mode NAME switches to it."""
+    if argument in MODES:
+        session.mode = argument
+    elif argument:
+        show(f"unknown mode {argument!r}; the modes are: {', '.join(MODES)}")
+        return
+    show(f"mode: {session.mode}   (modes: {', '.join(MODES)})")
+
+
+# ======================================================================
+# THE HARNESS: what keeps it safe and runnable (skip on a first read)
+# ======================================================================
+# Above is the idea. Below is what makes it hold: running bash safely, tool
+# results, calling the model and its errors, what only the live API needs (LIVE
+# ONLY: its retries, usage and block types), the session and the screen, the
+# scripted model that plays when there is no key, and the command line.
+
+
+# ======================================================================
+# THE PERMISSION MECHANICS                                    (new in s03)
+# ======================================================================
+# How the checks of PERMISSIONS are made: plain chains parsed and walked against
+# READ_ONLY, paths and symlinks, rules matched through wrappers, the files that give
+# power, and the question's screen.
+
+PLAIN = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 -_./=,:+@%'\";|&")
+CHAIN = {"&&", "||", ";", "|"}  # the operators a plain chain may use
+WORD_LIMIT = 200  # words of one read-only command: a longer one asks (each path is resolved)
+
+
+def plain_commands(command):
+    """The commands of a plain chain, each a list of words as the shell reads them, or None.
+
+    Plain: every character in PLAIN, quotes that close and hold no ; | &, and only the
+    operators in CHAIN between commands. So nothing is left for the shell to expand,
+    redirect, substitute, or run in the background: * ? [ ] { } ~ $ \\ ` < > ( ) ! #,
+    a lone &, a newline, a tab, any other control or non-ASCII character all say None.
+    """
+    if any(character not in PLAIN for character in command):
+        return None
+    pieces = re.findall(r"'[^']*'|\"[^\"]*\"|[;|&]+|[^'\";|&]+", command)
+    if "".join(pieces) != command or any(p[0] in "'\"" and re.search("[;|&]", p) for p in pieces):
+        return None  # an unbalanced quote, or an operator inside quotes
+    commands, words = [], ""
+    for piece in pieces + [";"]:
+        if piece[0] not in ";|&":
+            words += piece
+            continue
+        if piece not in CHAIN or not words.strip():
+            return None  # a lone &, ;;, |&, or an operator with no command before it
+        commands.append(shlex.split(words))  # plain: no backslash, no #, quotes that close
+        words = ""
+    return commands
+
+
+def reads_inside(words, workdir):
+    """One command of READ_ONLY with listed options only, and every path inside the workdir."""
+    options = READ_ONLY.get(words[0])
+    if options is None or len(words) > WORD_LIMIT:
+        return False
+    parsed = parse_options(words[1:], options)
+    if parsed is None:
+        return False
+    given, arguments = parsed
+    names = {name for name, _ in given}
+    paths = [value for name, value in given if options[name] == PATH]
+    if words[0] == "echo":
+        arguments = []  # words to print, not paths
+    elif words[0] == "grep" and not names & {"-e", "-f", "--regexp", "--file"}:
+        arguments = arguments[1:]  # the first is the pattern
+    into_folders = words[0] == "diff" or (words[0] == "grep" and "-r" in names)
+    if words[0] == "grep" and into_folders and not arguments:
+        arguments = ["."]  # grep -r with no file reads the whole working directory
+    if any(argument.startswith("+") for argument in arguments):
+        return False
+    return all(path_inside(workdir, path, into_folders) for path in paths + arguments)
+
+
+def parse_options(words, options):
+    """The words after a program, read with its options: ([(option, its value or None)], the
+    other arguments), or None for an option not listed, a flag given a value, or an option
+    without its value. A value is glued ("-n5", "--lines=5") or the next word."""
+    given, arguments, ended = [], [], False
+    words = list(words)
+    while words:
+        word = words.pop(0)
+        if ended or word == "-" or not word.startswith("-"):
+            arguments.append(word)
+        elif word == "--":
+            ended = True
+        elif word.startswith("--"):
+            name, glued, value = word.partition("=")
+            kind = options.get(name)
+            if kind is None or (kind == FLAG and glued) or (kind != FLAG and not glued
+                                                             and not words):
+                return None
+            given.append((name, None if kind == FLAG else value if glued else words.pop(0)))
+        else:
+            for place, letter in enumerate(word[1:], 1):
+                kind = options.get(f"-{letter}")
+                if kind is None:
+                    return None
+                if kind == FLAG:
+                    given.append((f"-{letter}", None))
+                    continue
+                value = word[place + 1:]  # the rest of the word is its value, or the next word
+                if not value and not words:
+                    return None
+                given.append((f"-{letter}", value or words.pop(0)))
+                break
+    return given, arguments
+
+
+def path_inside(workdir, path, into_folders=False):
+    """A relative path with no `..`, inside the workdir when its symlinks are followed, that
+    reads only what it names (unlinked): no symlink on the way, no second hard link."""
+    if path == "-":  # standard input
+        return True
+    if path.startswith("/"):
+        return False
+    try:
+        resolve_path(workdir, path)
+    except ToolError:
+        return False
+    return unlinked(Path(workdir).resolve(), path, into_folders)
+
+
+FOLDER_LIMIT = 1000  # names a read-only command may open inside the folders it is given
+
+
+def unlinked(root, path, into_folders=False):
+    """Does reading this path (relative to root) open only files inside root, each known by
+    this name alone? No symlink on the way (a link made earlier leads anywhere), no file with
+    a second hard link (the same file outside, by another name), no pipe or device. A folder a
+    program reads into (into_folders) must hold only such files, and no secret, FOLDER_LIMIT
+    names at most. A path that does not exist reads nothing."""
+    here = root
+    for part in Path(path).parts:
+        here = here / part
+        if here.is_symlink():
+            return False
+    if not os.path.lexists(here):
+        return True
+    waiting, count = [here], 0
+    while waiting:
+        current = waiting.pop()
+        try:
+            status = current.lstat()
+            if stat.S_ISDIR(status.st_mode) and (into_folders or current == here):
+                names = [] if current == here and not into_folders else os.listdir(current)
+                count += len(names)
+                waiting += [current / name for name in names]
+                continue
+        except OSError:
+            return False
+        if count > FOLDER_LIMIT or not stat.S_ISREG(status.st_mode) or status.st_nlink > 1:
+            return False
+        if current != here and secret_name(current.relative_to(root).as_posix()):
+            return False  # a secret the command does not name (one it names asks anyway)
+    return count <= FOLDER_LIMIT
+
+
+def secret_name(path):
+    """The part of this path that names a file holding keys (SECRET_FILES), or None."""
+    for part in path.lower().split("/"):
+        if any(fnmatch.fnmatchcase(part, pattern) for pattern in SECRET_FILES):
+            return part
+    return None
+
+
+def call_subject(session, name, tool_input):
     """What a rule's pattern is matched against: the command, the pattern, the
     path as the tool will touch it (relative to the workdir), or ""."""
-    field_name = RULE_SUBJECT.get(name)
+    field_name = CALL_SUBJECT.get(name)
     subject = tool_input.get(field_name, "") if field_name else ""
     if field_name == "path" and subject:  # "/abs/workdir/.env", "./.env" and ".env" are one file
         try:
@@ -780,7 +901,7 @@ WRAPPERS = {"command", "env", "exec", "nice", "nohup", "time", "timeout", "xargs
 WRAPPED_LIMIT = 100
 
 
-def rule_subjects(command, depth=0):
+def command_spellings(command, depth=0):
     """What a deny or ask rule is matched against, for one command: the whole of it, and each
     part of a chain as written and as the shell reads it (quotes and backslashes removed,
     FOO=1 and a path before the program dropped), and what each wrapper runs ("timeout 5 rm
@@ -796,7 +917,7 @@ def rule_subjects(command, depth=0):
         if depth < 2:  # sh -c 'rm x', env -S 'rm x': a command in one word
             for word in words[1:WRAPPED_LIMIT]:
                 if " " in word:
-                    subjects.update(rule_subjects(word, depth + 1))
+                    subjects.update(command_spellings(word, depth + 1))
     return subjects
 
 
@@ -825,19 +946,19 @@ def wrapped(words):
 def matching_rule(session, decision, name, tool_input):
     """The first of the settings' `decision` rules that covers this call, or None.
 
-    For bash, deny and ask rules are matched against every spelling rule_subjects finds
+    For bash, deny and ask rules are matched against every spelling command_spellings finds
     (so "bash(rm*)" catches "ls; rm x", "\\rm x", "env A=1 rm x" and "find . -delete"),
     while an allow rule covers one plain command only: a chain, a redirection or a glob
     never slips through "bash(git status*)".
     """
     rules = session.settings.get("permissions", {}).get(decision, [])
-    subject = rule_subject(session, name, tool_input)
+    subject = call_subject(session, name, tool_input)
     subjects, paths = [subject], set()
     if name == "bash":
         if decision == "allow" and is_chain(subject):
             return None
         if decision != "allow":
-            subjects = rule_subjects(subject)
+            subjects = command_spellings(subject)
             paths = named_paths(session.workdir, subjects)
     for rule in rules:
         tool, pattern = parse_rule(rule)
@@ -876,22 +997,7 @@ def reaches(path, pattern):
                               for end in range(1, len(parts) + 1))
 
 
-# Files that give power: who writes them decides what runs next. The agent's settings, hooks
-# and plans; git's config and hooks; the API key and endpoint; and the start-up files that
-# HOME makes live (offline, HOME is the workdir). Matched against each part of a path.
-POWER_FILES = {
-    ".agent/settings.json": "the file that sets what the agent may do",
-    ".agent": "the agent's settings, hooks and plans are there",
-    ".git": "git runs the programs its config and hooks name",
-    ".env": "the next start reads the API key and the endpoint from it",
-    **dict.fromkeys([".gitconfig", ".bashrc", ".bash_profile", ".bash_login", ".profile",
-                     ".zshrc", ".zprofile", ".zshenv", ".inputrc", ".netrc", ".npmrc",
-                     ".pypirc", ".ssh", ".config", ".local"],
-                    "a shell or a tool reads it at start-up, with HOME the workdir"),
-}
-
-
-def changes_settings(session, name, tool_input):
+def changes_power_file(session, name, tool_input):
     """Would this call change a file that gives power? (file, why), or None.
 
     By rule (runs_at_start): a name that starts with a dot at the top of HOME, and the
@@ -917,7 +1023,7 @@ def changes_settings(session, name, tool_input):
         for key, why in POWER_FILES.items():
             if re.search(rf"(?<![\w.-]){re.escape(key)}(?![\w.-])", bare, re.IGNORECASE):
                 return key, why
-        for path in sorted(named_paths(session.workdir, rule_subjects(command))):
+        for path in sorted(named_paths(session.workdir, command_spellings(command))):
             home = TOOL_ENVIRONMENT.get("HOME") or os.environ.get("HOME") or "/"
             full = Path(home, path[2:]) if path.startswith("~/") else Path(session.workdir, path)
             why = runs_at_start(Path(os.path.normpath(full.absolute())))
@@ -970,37 +1076,6 @@ def made_up_name(text):
     return False
 
 
-def check_permission(session, name, tool_input):
-    """Decide one tool call before it runs: ("allow" | "deny" | "ask", reason)."""
-    if name == "bash":
-        danger = catastrophic_reason(tool_input["command"])
-        if danger:
-            return "deny", f"Denied: this command {danger}. It is never allowed, in any mode."
-    rule = matching_rule(session, "deny", name, tool_input)
-    if rule:
-        return "deny", f"Denied by the rule {rule!r} in .agent/settings.json."
-    power = changes_settings(session, name, tool_input)
-    if power:  # in every mode, whatever the rules allow
-        return "ask", f"it changes {power[0]}: {power[1]}"
-    secret = reads_secret(session, name, tool_input)
-    if secret:  # in every mode, whatever the rules allow
-        return "ask", f"it reads {secret}: {SECRET_WHY}"
-    for decision in ("ask", "allow"):
-        rule = matching_rule(session, decision, name, tool_input)
-        if rule:
-            return decision, f"rule {rule!r}"
-    if session.mode == "bypass":
-        return "allow", "bypass mode"
-    if name == "read_file" and not reads_what_it_names(session, tool_input["path"]):
-        return "ask", "the path passes a symlink, or the file has another hard link"
-    if name in SAFE_TOOLS or (name == "bash" and is_read_only(tool_input["command"],
-                                                            session.workdir)):
-        return "allow", "changes nothing"
-    if session.mode == "accept_edits" and name in EDIT_TOOLS:
-        return "allow", "accept_edits mode"
-    return "ask", f"{session.mode} mode asks before this"
-
-
 SECRET_WHY = "a file that holds keys"
 
 
@@ -1015,7 +1090,7 @@ def reads_secret(session, name, tool_input):
             return None  # the tool itself will refuse this path
         return target if secret_name(target) or secret_name(tool_input["path"]) else None
     if name == "bash":
-        for path in sorted(named_paths(session.workdir, rule_subjects(tool_input["command"]))):
+        for path in sorted(named_paths(session.workdir, command_spellings(tool_input["command"]))):
             if secret_name(path):
                 return path
     return None
@@ -1033,45 +1108,6 @@ def reads_what_it_names(session, path):
         if written.is_relative_to(base):
             return unlinked(root, written.relative_to(base).as_posix())
     return False
-
-
-def ask_permission(session, block):
-    """Show the whole call and ask: y once, a always (a rule), n no."""
-    name, tool_input = block["name"], block["input"]
-    show(f"? allow {describe_call(block)}", 2)
-    power = changes_settings(session, name, tool_input)
-    secret = reads_secret(session, name, tool_input)
-    if power:
-        show(f"This call changes {power[0]}: {power[1]}.", 4)
-        answers = {"y": "y", "yes": "y"}
-    elif secret:
-        show(f"This call reads {secret}: {SECRET_WHY}.", 4)
-        answers = {"y": "y", "yes": "y"}
-    elif name == "bash" and is_chain(tool_input["command"]):
-        show("[a] always is not offered: this is not one plain command.", 4)
-        answers = {"y": "y", "yes": "y"}
-    elif name == "bash" and SUBJECT_LIMIT < max(len(tool_input["command"]),
-                                                len(printable(tool_input["command"], call=True))):
-        show(f"[a] always is not offered: the command is {len(tool_input['command'])} characters "
-             f"long, and a question shows {SUBJECT_LIMIT} at most.", 4)
-        answers = {"y": "y", "yes": "y"}
-    else:
-        answers = {"y": "y", "yes": "y", "a": "a", "always": "a"}
-    choices = "[y] yes  [n] no"
-    if "a" in answers:
-        choices = "[y] yes  [a] always (saved to .agent/settings.json)  [n] no"
-    answer = read_answer(f"    {choices}: ", answers)
-    if answer == "a":
-        rule = f"{name}({glob.escape(rule_subject(session, name, tool_input))})"
-        try:
-            remember_rule(session, rule)
-            show(f"saved: allow {rule}", 4)
-        except (SettingsError, OSError) as error:
-            show(f"could not save the rule ({error}); allowed this once", 4)
-    if answer in ("y", "a"):
-        return "allow", "the user said yes"
-    return "deny", ("The user denied this call. Do not try it again as it is; "
-                    "ask the user, or find another way.")
 
 
 ASK_LIMIT = 3  # answers that are not one of the choices before a question counts as no
@@ -1112,7 +1148,7 @@ def describe_call(block):
         if len(lines) - 1 < len(shown_lines):
             lines.append(f"  … ({len(shown_lines) - len(lines) + 1} more lines, not shown)")
         return "\n".join(lines)
-    subject = RULE_SUBJECT.get(name)
+    subject = CALL_SUBJECT.get(name)
     lines = [name]
     if subject in tool_input:
         shown_subject = cut(printable(tool_input[subject], call=True), SUBJECT_LIMIT)
@@ -1161,25 +1197,6 @@ def remember_rule(session, rule):
     write_atomically(settings_path(session.workdir), json.dumps(on_disk, indent=2) + "\n")
     session.settings = copy.deepcopy(session.settings)
     session.settings.setdefault("permissions", {}).setdefault("allow", []).append(rule)
-
-
-def command_mode(session, argument):
-    """/mode shows the permission mode; /mode NAME switches to it."""
-    if argument in MODES:
-        session.mode = argument
-    elif argument:
-        show(f"unknown mode {argument!r}; the modes are: {', '.join(MODES)}")
-        return
-    show(f"mode: {session.mode}   (modes: {', '.join(MODES)})")
-
-
-# ======================================================================
-# THE HARNESS: what keeps it safe and runnable (skip on a first read)
-# ======================================================================
-# Above is the idea. Below is what makes it hold: running bash safely, tool
-# results, calling the model and its errors, what only the live API needs (LIVE
-# ONLY: its retries, usage and block types), the session and the screen, the
-# scripted model that plays when there is no key, and the command line.
 
 
 # ======================================================================

@@ -91,8 +91,7 @@ def system_prompt(workdir):
 
 def agent_loop(session):
     """Call the model until it stops asking for tools; return its last text."""
-    sent_back, sent_back_for = 0, None  # how often Stop hooks sent the model back, in a row,
-    # and the answer they last sent back: a model that gives it again has not heeded them.
+    sent_back = []  # the answers Stop hooks sent the model back from, in a row
     for _ in range(session.max_calls):  # a model that never stops asking for tools stops here
         response = call_model(session, build_request(session))
         content = [block_to_dict(block) for block in response.content if not is_blank(block)]
@@ -109,20 +108,8 @@ def agent_loop(session):
         if response.stop_reason == "pause_turn" and content and not tool_uses:
             continue  # the API paused a long turn: sent back as it is, the model goes on with it
         finish_reply(session, response, tool_uses)  # raises TurnStopped if the turn went wrong
-        hooked = run_hooks(session, "Stop", stop_hook_active=sent_back > 0, last_message=text)
-        if hooked["decision"] == "block" and text == sent_back_for:
-            show("[A Stop hook asked again, and the model gave the same answer as before: "
-                 "sending it back once more would only repeat it. The turn ends.]")
-            return text
-        if hooked["decision"] == "block" and sent_back < STOP_HOOK_LIMIT:
-            sent_back, sent_back_for = sent_back + 1, text
-            show(f"[A Stop hook sends the model back to work: {hooked['reason']}]")
-            again = hook_text("Stop", hooked["reason"])
-            add_user_blocks(session.messages, [{"type": "text", "text": again}])
+        if stop_hook_sends_back(session, text, sent_back):
             continue
-        if hooked["decision"] == "block":
-            show(f"[A Stop hook asked again; after {STOP_HOOK_LIMIT} times in a row "
-                 "the turn ends anyway.]")
         return text
     raise TurnStopped(f"[The turn reached its call limit (--max-calls {session.max_calls}): "
                       "send a prompt to go on.]")
@@ -226,7 +213,7 @@ def run_tool(session, block):
         decision, reason = check_permission(session, name, tool_input)
         # A hook may spare the user a question, but never lift a deny, and never answer
         # for the user when the call would change the agent's own settings.
-        spared = hooked["decision"] == "allow" and not changes_settings(session, name, tool_input)
+        spared = hooked["decision"] == "allow" and not changes_power_file(session, name, tool_input)
         if decision == "ask" and spared:
             decision = "allow"
         if decision == "ask":
@@ -532,13 +519,83 @@ CALL_SUBJECT.update({"read_file": "path", "write_file": "path", "edit_file": "pa
 
 
 # ======================================================================
-# PERMISSIONS
+# PERMISSIONS                                                 (new in s03)
 # ======================================================================
+
+def check_permission(session, name, tool_input):
+    """Decide one tool call before it runs: ("allow" | "deny" | "ask", reason)."""
+    if name == "bash":
+        danger = catastrophic_reason(tool_input["command"])
+        if danger:
+            return "deny", f"Denied: this command {danger}. It is never allowed, in any mode."
+    rule = matching_rule(session, "deny", name, tool_input)
+    if rule:
+        return "deny", f"Denied by the rule {rule!r} in .agent/settings.json."
+    power = changes_power_file(session, name, tool_input)
+    if power:  # in every mode, whatever the rules allow
+        return "ask", f"it changes {power[0]}: {power[1]}"
+    secret = reads_secret(session, name, tool_input)
+    if secret:  # in every mode, whatever the rules allow
+        return "ask", f"it reads {secret}: {SECRET_WHY}"
+    for decision in ("ask", "allow"):
+        rule = matching_rule(session, decision, name, tool_input)
+        if rule:
+            return decision, f"rule {rule!r}"
+    if session.mode == "bypass":
+        return "allow", "bypass mode"
+    if name == "read_file" and not reads_what_it_names(session, tool_input["path"]):
+        return "ask", "the path passes a symlink, or the file has another hard link"
+    if name in SAFE_TOOLS or (name == "bash" and is_read_only(tool_input["command"],
+                                                            session.workdir)):
+        return "allow", "changes nothing"
+    if session.mode == "accept_edits" and name in EDIT_TOOLS:
+        return "allow", "accept_edits mode"
+    return "ask", f"{session.mode} mode asks before this"
+
+
+def ask_permission(session, block):
+    """Show the whole call and ask: y once, a always (a rule), n no."""
+    name, tool_input = block["name"], block["input"]
+    show(f"? allow {describe_call(block)}", 2)
+    power = changes_power_file(session, name, tool_input)
+    secret = reads_secret(session, name, tool_input)
+    if power:
+        show(f"This call changes {power[0]}: {power[1]}.", 4)
+        answers = {"y": "y", "yes": "y"}
+    elif secret:
+        show(f"This call reads {secret}: {SECRET_WHY}.", 4)
+        answers = {"y": "y", "yes": "y"}
+    elif name == "bash" and is_chain(tool_input["command"]):
+        show("[a] always is not offered: this is not one plain command.", 4)
+        answers = {"y": "y", "yes": "y"}
+    elif name == "bash" and SUBJECT_LIMIT < max(len(tool_input["command"]),
+                                                len(printable(tool_input["command"], call=True))):
+        show(f"[a] always is not offered: the command is {len(tool_input['command'])} characters "
+             f"long, and a question shows {SUBJECT_LIMIT} at most.", 4)
+        answers = {"y": "y", "yes": "y"}
+    else:
+        answers = {"y": "y", "yes": "y", "a": "a", "always": "a"}
+    choices = "[y] yes  [n] no"
+    if "a" in answers:
+        choices = "[y] yes  [a] always (saved to .agent/settings.json)  [n] no"
+    answer = read_answer(f"    {choices}: ", answers)
+    if answer == "a":
+        rule = f"{name}({glob.escape(call_subject(session, name, tool_input))})"
+        try:
+            remember_rule(session, rule)
+            show(f"saved: allow {rule}", 4)
+        except (SettingsError, OSError) as error:
+            show(f"could not save the rule ({error}); allowed this once", 4)
+    if answer in ("y", "a"):
+        return "allow", "the user said yes"
+    return "deny", ("The user denied this call. Do not try it again as it is; "
+                    "ask the user, or find another way.")
+
 
 MODES = ("default", "accept_edits", "bypass")
 SAFE_TOOLS = {"read_file", "glob", "todo_write"}  # they change no file: they run in every mode
 EDIT_TOOLS = {"write_file", "edit_file"}
-RULE_SUBJECT = CALL_SUBJECT  # a rule's pattern is matched against the field the call acts on
+
 
 # Programs that may run unasked, and each option they may take, spelled exactly as here: a
 # FLAG takes no value, a VALUE takes one (glued, after "=", or the next word), a PATH takes
@@ -567,35 +624,6 @@ READ_ONLY = {
     "pwd": {}, "true": {}, "false": {}, "whoami": {},
     "uname": dict.fromkeys(["-a", "-s", "-r", "-m"], FLAG),
 }
-PLAIN = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 -_./=,:+@%'\";|&")
-CHAIN = {"&&", "||", ";", "|"}  # the operators a plain chain may use
-WORD_LIMIT = 200  # words of one read-only command: a longer one asks (each path is resolved)
-
-
-def plain_commands(command):
-    """The commands of a plain chain, each a list of words as the shell reads them, or None.
-
-    Plain: every character in PLAIN, quotes that close and hold no ; | &, and only the
-    operators in CHAIN between commands. So nothing is left for the shell to expand,
-    redirect, substitute, or run in the background: * ? [ ] { } ~ $ \\ ` < > ( ) ! #,
-    a lone &, a newline, a tab, any other control or non-ASCII character all say None.
-    """
-    if any(character not in PLAIN for character in command):
-        return None
-    pieces = re.findall(r"'[^']*'|\"[^\"]*\"|[;|&]+|[^'\";|&]+", command)
-    if "".join(pieces) != command or any(p[0] in "'\"" and re.search("[;|&]", p) for p in pieces):
-        return None  # an unbalanced quote, or an operator inside quotes
-    commands, words = [], ""
-    for piece in pieces + [";"]:
-        if piece[0] not in ";|&":
-            words += piece
-            continue
-        if piece not in CHAIN or not words.strip():
-            return None  # a lone &, ;;, |&, or an operator with no command before it
-        tokens = re.findall(r"(?:'[^']*'|\"[^\"]*\"|[^ '\"])+", words)  # as sh splits them
-        commands.append([re.sub(r"'([^']*)'|\"([^\"]*)\"", r"\1\2", token) for token in tokens])
-        words = ""
-    return commands
 
 
 def is_read_only(command, workdir):
@@ -611,104 +639,6 @@ def is_read_only(command, workdir):
     return commands is not None and all(reads_inside(words, workdir) for words in commands)
 
 
-def reads_inside(words, workdir):
-    """One command of READ_ONLY with listed options only, and every path inside the workdir."""
-    options = READ_ONLY.get(words[0])
-    if options is None or len(words) > WORD_LIMIT:
-        return False
-    paths, arguments, waiting, ended, pattern_given = [], [], None, False, False
-    into_folders = words[0] == "diff"
-    for word in words[1:]:
-        if waiting:  # the value of the option before
-            paths += [word] if waiting == PATH else []
-            waiting = None
-        elif ended or word == "-" or not word.startswith("-"):
-            arguments.append(word)
-        elif word == "--":
-            ended = True
-        elif word.startswith("--"):
-            name, glued, value = word.partition("=")
-            kind = options.get(name)
-            if kind is None or (kind == FLAG and glued):
-                return False
-            pattern_given |= name in ("--regexp", "--file")
-            if kind != FLAG and not glued:
-                waiting = kind
-            paths += [value] if kind == PATH and glued else []
-        else:
-            for place, letter in enumerate(word[1:], 1):
-                kind = options.get(f"-{letter}")
-                if kind is None:
-                    return False
-                pattern_given |= letter in "ef"
-                into_folders |= words[0] == "grep" and letter == "r"
-                if kind != FLAG:  # the rest of the word is its value, or the next word
-                    rest = word[place + 1:]
-                    waiting = None if rest else kind
-                    paths += [rest] if kind == PATH and rest else []
-                    break
-    if waiting:
-        return False  # an option without its value
-    if words[0] == "echo":
-        arguments = []  # words to print, not paths
-    elif words[0] == "grep" and not pattern_given:
-        arguments = arguments[1:]  # the first is the pattern
-    if words[0] == "grep" and into_folders and not arguments:
-        arguments = ["."]  # grep -r with no file reads the whole working directory
-    if any(argument.startswith("+") for argument in arguments):
-        return False
-    return all(path_inside(workdir, path, into_folders) for path in paths + arguments)
-
-
-def path_inside(workdir, path, into_folders=False):
-    """A relative path with no `..`, inside the workdir when its symlinks are followed, that
-    reads only what it names (unlinked): no symlink on the way, no second hard link."""
-    if path == "-":  # standard input
-        return True
-    if path.startswith("/"):
-        return False
-    try:
-        resolve_path(workdir, path)
-    except ToolError:
-        return False
-    return unlinked(Path(workdir).resolve(), path, into_folders)
-
-
-FOLDER_LIMIT = 1000  # names a read-only command may open inside the folders it is given
-
-
-def unlinked(root, path, into_folders=False):
-    """Does reading this path (relative to root) open only files inside root, each known by
-    this name alone? No symlink on the way (a link made earlier leads anywhere), no file with
-    a second hard link (the same file outside, by another name), no pipe or device. A folder a
-    program reads into (into_folders) must hold only such files, and no secret, FOLDER_LIMIT
-    names at most. A path that does not exist reads nothing."""
-    here = root
-    for part in Path(path).parts:
-        here = here / part
-        if here.is_symlink():
-            return False
-    if not os.path.lexists(here):
-        return True
-    waiting, count = [here], 0
-    while waiting:
-        current = waiting.pop()
-        try:
-            status = current.lstat()
-            if stat.S_ISDIR(status.st_mode) and (into_folders or current == here):
-                names = [] if current == here and not into_folders else os.listdir(current)
-                count += len(names)
-                waiting += [current / name for name in names]
-                continue
-        except OSError:
-            return False
-        if count > FOLDER_LIMIT or not stat.S_ISREG(status.st_mode) or status.st_nlink > 1:
-            return False
-        if current != here and secret_name(current.relative_to(root).as_posix()):
-            return False  # a secret the command does not name (one it names asks anyway)
-    return count <= FOLDER_LIMIT
-
-
 # Files that hold keys ask before they are read, in every mode, by read_file or by bash: the API
 # key (.env, which this harness reads, and .env.local ...), tokens and passwords for hosts, npm,
 # PyPI and git (.netrc, .npmrc, .pypirc, .git-credentials), private keys (.ssh/, .gnupg/,
@@ -717,12 +647,19 @@ SECRET_FILES = (".env", ".env.*", ".netrc", ".npmrc", ".pypirc", ".git-credentia
                 ".gnupg", ".aws", "*.pem", "*.key")
 
 
-def secret_name(path):
-    """The part of this path that names a file holding keys (SECRET_FILES), or None."""
-    for part in path.lower().split("/"):
-        if any(fnmatch.fnmatchcase(part, pattern) for pattern in SECRET_FILES):
-            return part
-    return None
+# Files that give power: who writes them decides what runs next. The agent's settings, hooks
+# and plans; git's config and hooks; the API key and endpoint; and the start-up files that
+# HOME makes live (offline, HOME is the workdir). Matched against each part of a path.
+POWER_FILES = {
+    ".agent/settings.json": "the file that sets what the agent may do",
+    ".agent": "the agent's settings, hooks and plans are there",
+    ".git": "git runs the programs its config and hooks name",
+    ".env": "the next start reads the API key and the endpoint from it",
+    **dict.fromkeys([".gitconfig", ".bashrc", ".bash_profile", ".bash_login", ".profile",
+                     ".zshrc", ".zprofile", ".zshenv", ".inputrc", ".netrc", ".npmrc",
+                     ".pypirc", ".ssh", ".config", ".local"],
+                    "a shell or a tool reads it at start-up, with HOME the workdir"),
+}
 
 
 class SettingsError(Exception):
@@ -789,417 +726,6 @@ def check_settings(settings):
             raise SettingsError(f'"permissions.{key}" must be a list of rules')
         for rule in rules:
             parse_rule(rule)
-
-
-def rule_subject(session, name, tool_input):
-    """What a rule's pattern is matched against: the command, the pattern, the
-    path as the tool will touch it (relative to the workdir), or ""."""
-    field_name = RULE_SUBJECT.get(name)
-    subject = tool_input.get(field_name, "") if field_name else ""
-    if field_name == "path" and subject:  # "/abs/workdir/.env", "./.env" and ".env" are one file
-        try:
-            return shown(session.workdir, resolve_path(session.workdir, subject))
-        except ToolError:
-            return os.path.normpath(subject)  # the tool itself will refuse this path
-    return subject
-
-
-def is_chain(command):
-    """Not one plain command (a chain, a redirection, a glob, a $): no allow rule covers it,
-    and the question offers no [a]."""
-    commands = plain_commands(command)
-    return commands is None or len(commands) != 1
-
-
-# Commands that run the command that follows their own options: a deny or ask rule sees it.
-WRAPPERS = {"command", "env", "exec", "nice", "nohup", "time", "timeout", "xargs", "find",
-            "sh", "bash", "sudo", "busybox", "setsid", "stdbuf", "ionice"}
-# Words after a wrapper tried as the start of the command it runs, and commands tried in one
-# part of a chain: a part longer than this is seen only so far.
-WRAPPED_LIMIT = 100
-
-
-def rule_subjects(command, depth=0):
-    """What a deny or ask rule is matched against, for one command: the whole of it, and each
-    part of a chain as written and as the shell reads it (quotes and backslashes removed,
-    FOO=1 and a path before the program dropped), and what each wrapper runs ("timeout 5 rm
-    x" holds "rm x"; "sh -c 'rm x'" too). "find -delete" reads as rm."""
-    subjects = {command}
-    for part in re.split(r"&&|\|\||[;|&\n]", command):
-        try:
-            words = shlex.split(part)
-        except ValueError:  # an unbalanced quote
-            words = part.split()
-        subjects.add(part.strip())
-        subjects.update(wrapped(words))
-        if depth < 2:  # sh -c 'rm x', env -S 'rm x': a command in one word
-            for word in words[1:WRAPPED_LIMIT]:
-                if " " in word:
-                    subjects.update(rule_subjects(word, depth + 1))
-    return subjects
-
-
-def wrapped(words):
-    """The commands these words run: themselves, and the command after each wrapper's own
-    words, tried from each of the WRAPPED_LIMIT words that follow it."""
-    found, starts, seen = [], [0], set()
-    while starts and len(seen) < WRAPPED_LIMIT:
-        start = starts.pop()
-        if start in seen:
-            continue
-        seen.add(start)
-        while start < len(words) and re.fullmatch(r"[A-Za-z_]\w*=.*", words[start], re.DOTALL):
-            start += 1  # FOO=1 rm x runs rm
-        if start == len(words):
-            continue
-        program = words[start].rsplit("/", 1)[-1]  # /bin/rm is rm
-        found.append(" ".join([program, *words[start + 1:]]))
-        if program == "find" and "-delete" in words[start:]:
-            found.append(" ".join(["rm", *words[start + 1:]]))
-        if program in WRAPPERS:
-            starts += range(min(len(words), start + WRAPPED_LIMIT) - 1, start, -1)
-    return found
-
-
-def matching_rule(session, decision, name, tool_input):
-    """The first of the settings' `decision` rules that covers this call, or None.
-
-    For bash, deny and ask rules are matched against every spelling rule_subjects finds
-    (so "bash(rm*)" catches "ls; rm x", "\\rm x", "env A=1 rm x" and "find . -delete"),
-    while an allow rule covers one plain command only: a chain, a redirection or a glob
-    never slips through "bash(git status*)".
-    """
-    rules = session.settings.get("permissions", {}).get(decision, [])
-    subject = rule_subject(session, name, tool_input)
-    subjects, paths = [subject], set()
-    if name == "bash":
-        if decision == "allow" and is_chain(subject):
-            return None
-        if decision != "allow":
-            subjects = rule_subjects(subject)
-            paths = named_paths(session.workdir, subjects)
-    for rule in rules:
-        tool, pattern = parse_rule(rule)
-        if tool == name and (pattern is None
-                             or any(fnmatch.fnmatchcase(s, pattern) for s in subjects)):
-            return rule
-        # a rule on a file means the file, whatever reads it: "cat .env" meets "read_file(.env)"
-        if tool in EDIT_TOOLS | {"read_file"} and pattern and any(
-                reaches(path, pattern) for path in paths):
-            return rule
-    return None
-
-
-def named_paths(workdir, subjects):
-    """Every word of these commands as a path relative to the workdir (./a, a/, and the
-    workdir's absolute a are all "a"), and the value after each "=" (--file=a, of=a)."""
-    root, paths = Path(workdir).resolve(), set()
-    for subject in subjects:
-        try:
-            words = shlex.split(subject)
-        except ValueError:  # an unbalanced quote
-            words = subject.split()
-        for word in words + [word.rpartition("=")[2] for word in words if "=" in word]:
-            path = os.path.normpath(word) if word else "."
-            if os.path.isabs(path) and Path(path).is_relative_to(root):
-                path = Path(path).relative_to(root).as_posix() or "."
-            paths.add(path)
-    return paths
-
-
-def reaches(path, pattern):
-    """Does reading `path` reach a file `pattern` matches? It is that file, or a folder on the
-    way to it ("secrets" and "." reach "secrets/*": grep -r reads what is inside)."""
-    parts = pattern.split("/")
-    return path == "." or any(fnmatch.fnmatchcase(path, "/".join(parts[:end]))
-                              for end in range(1, len(parts) + 1))
-
-
-# Files that give power: who writes them decides what runs next. The agent's settings, hooks
-# and plans; git's config and hooks; the API key and endpoint; and the start-up files that
-# HOME makes live (offline, HOME is the workdir). Matched against each part of a path.
-POWER_FILES = {
-    ".agent/settings.json": "the file that sets what the agent may do",
-    ".agent": "the agent's settings, hooks and plans are there",
-    ".git": "git runs the programs its config and hooks name",
-    ".env": "the next start reads the API key and the endpoint from it",
-    **dict.fromkeys([".gitconfig", ".bashrc", ".bash_profile", ".bash_login", ".profile",
-                     ".zshrc", ".zprofile", ".zshenv", ".inputrc", ".netrc", ".npmrc",
-                     ".pypirc", ".ssh", ".config", ".local"],
-                    "a shell or a tool reads it at start-up, with HOME the workdir"),
-}
-
-
-def changes_settings(session, name, tool_input):
-    """Would this call change a file that gives power? (file, why), or None.
-
-    By rule (runs_at_start): a name that starts with a dot at the top of HOME, and the
-    folders of the harness's own code; by list: POWER_FILES, matched against each part.
-    write_file and edit_file: the path as the tool would resolve it, symlinks followed.
-    bash: a command that is not read-only and names one of them, with quotes and
-    backslashes removed, or in which the shell may make up such a name (made_up_name).
-    """
-    if name in EDIT_TOOLS:
-        try:
-            target = resolve_path(session.workdir, tool_input["path"])
-        except ToolError:
-            return None  # the tool itself will refuse this path
-        relative = shown(session.workdir, target)
-        for key in (relative.lower(), *relative.lower().split("/")):  # .GIT is .git on macOS
-            if key in POWER_FILES:
-                return relative, POWER_FILES[key]
-        why = runs_at_start(target)
-        return (relative, why) if why else None
-    if name == "bash" and not is_read_only(tool_input["command"], session.workdir):
-        command = tool_input["command"]
-        bare = re.sub(r"['\"\\]", "", command)
-        for key, why in POWER_FILES.items():
-            if re.search(rf"(?<![\w.-]){re.escape(key)}(?![\w.-])", bare, re.IGNORECASE):
-                return key, why
-        for path in sorted(named_paths(session.workdir, rule_subjects(command))):
-            home = TOOL_ENVIRONMENT.get("HOME") or os.environ.get("HOME") or "/"
-            full = Path(home, path[2:]) if path.startswith("~/") else Path(session.workdir, path)
-            why = runs_at_start(Path(os.path.normpath(full.absolute())))
-            if why:
-                return path, why
-        if made_up_name(bare):
-            return ("a file the shell names for it",
-                    "with $, ` or a glob on a dot name, it may be .agent, .git or .env")
-    return None
-
-
-def runs_at_start(target):
-    """Why a file at this absolute path may run code at a next start, or None. A list of the
-    start-up files lost: .lesskey, .curlrc, .wgetrc, .gdbinit were missing, and the next tool
-    adds one. So every dot name at the top of HOME (offline, the workdir), and every file in
-    the folders that hold the harness's code and the modules it has imported (its own folder:
-    a new readline.py there runs at the next start)."""
-    home = TOOL_ENVIRONMENT.get("HOME") or os.environ.get("HOME")
-    if home and target.is_relative_to(Path(home).resolve()) and target != Path(home).resolve():
-        if target.relative_to(Path(home).resolve()).parts[0].startswith("."):
-            return "a program may read a dot file at the top of HOME when it starts"
-    for folder in code_folders():
-        if target.is_relative_to(folder):
-            return "the harness runs the code in this folder when it starts"
-    return None
-
-
-def code_folders():
-    """The folders that hold this harness's code and every module it has imported."""
-    if not CODE_FOLDERS:  # found once: they do not move
-        files = [getattr(module, "__file__", None) for name, module in list(sys.modules.items())
-                 if name != "__main__"]
-        CODE_FOLDERS.extend({HERE, *(Path(file).resolve().parent for file in files if file)})
-    return CODE_FOLDERS
-
-
-CODE_FOLDERS = []
-
-
-def made_up_name(text):
-    """May the shell make up a name this text does not spell? With $ or `, with a glob on a
-    name that starts with a dot (sh's * and ? never match a leading dot: "*.tmp" is safe),
-    or a brace list ({a,b}). One pass over each word: no pattern backtracks."""
-    if "$" in text or "`" in text:
-        return True
-    for word in re.split(r"[\s/]", text):
-        dot, brace = re.search(r"(?:^|[=:])[.[]", word), re.search(r"(?:^|[=:])[{]", word)
-        if dot and re.search(r"[][*?{}]", word[dot.end():]) or brace and "," in word[brace.end():]:
-            return True
-    return False
-
-
-def check_permission(session, name, tool_input):
-    """Decide one tool call before it runs: ("allow" | "deny" | "ask", reason)."""
-    if name == "bash":
-        danger = catastrophic_reason(tool_input["command"])
-        if danger:
-            return "deny", f"Denied: this command {danger}. It is never allowed, in any mode."
-    rule = matching_rule(session, "deny", name, tool_input)
-    if rule:
-        return "deny", f"Denied by the rule {rule!r} in .agent/settings.json."
-    power = changes_settings(session, name, tool_input)
-    if power:  # in every mode, whatever the rules allow
-        return "ask", f"it changes {power[0]}: {power[1]}"
-    secret = reads_secret(session, name, tool_input)
-    if secret:  # in every mode, whatever the rules allow
-        return "ask", f"it reads {secret}: {SECRET_WHY}"
-    for decision in ("ask", "allow"):
-        rule = matching_rule(session, decision, name, tool_input)
-        if rule:
-            return decision, f"rule {rule!r}"
-    if session.mode == "bypass":
-        return "allow", "bypass mode"
-    if name == "read_file" and not reads_what_it_names(session, tool_input["path"]):
-        return "ask", "the path passes a symlink, or the file has another hard link"
-    if name in SAFE_TOOLS or (name == "bash" and is_read_only(tool_input["command"],
-                                                            session.workdir)):
-        return "allow", "changes nothing"
-    if session.mode == "accept_edits" and name in EDIT_TOOLS:
-        return "allow", "accept_edits mode"
-    return "ask", f"{session.mode} mode asks before this"
-
-
-SECRET_WHY = "a file that holds keys"
-
-
-def reads_secret(session, name, tool_input):
-    """The file holding keys (SECRET_FILES) that this call would read, or None: read_file's
-    path as written and as resolved; any word of a bash command, or a value after "=".
-    """
-    if name == "read_file":
-        try:
-            target = shown(session.workdir, resolve_path(session.workdir, tool_input["path"]))
-        except ToolError:
-            return None  # the tool itself will refuse this path
-        return target if secret_name(target) or secret_name(tool_input["path"]) else None
-    if name == "bash":
-        for path in sorted(named_paths(session.workdir, rule_subjects(tool_input["command"]))):
-            if secret_name(path):
-                return path
-    return None
-
-
-def reads_what_it_names(session, path):
-    """read_file opens only the file it names: inside, no symlink on the way, one hard link."""
-    try:
-        resolve_path(session.workdir, path)
-    except ToolError:
-        return True  # the tool itself will refuse this path
-    root = Path(session.workdir).resolve()
-    written = Path(os.path.normpath(Path(session.workdir, path).absolute()))
-    for base in (Path(session.workdir).absolute(), root):
-        if written.is_relative_to(base):
-            return unlinked(root, written.relative_to(base).as_posix())
-    return False
-
-
-def ask_permission(session, block):
-    """Show the whole call and ask: y once, a always (a rule), n no."""
-    name, tool_input = block["name"], block["input"]
-    show(f"? allow {describe_call(block)}", 2)
-    power = changes_settings(session, name, tool_input)
-    secret = reads_secret(session, name, tool_input)
-    if power:
-        show(f"This call changes {power[0]}: {power[1]}.", 4)
-        answers = {"y": "y", "yes": "y"}
-    elif secret:
-        show(f"This call reads {secret}: {SECRET_WHY}.", 4)
-        answers = {"y": "y", "yes": "y"}
-    elif name == "bash" and is_chain(tool_input["command"]):
-        show("[a] always is not offered: this is not one plain command.", 4)
-        answers = {"y": "y", "yes": "y"}
-    elif name == "bash" and SUBJECT_LIMIT < max(len(tool_input["command"]),
-                                                len(printable(tool_input["command"], call=True))):
-        show(f"[a] always is not offered: the command is {len(tool_input['command'])} characters "
-             f"long, and a question shows {SUBJECT_LIMIT} at most.", 4)
-        answers = {"y": "y", "yes": "y"}
-    else:
-        answers = {"y": "y", "yes": "y", "a": "a", "always": "a"}
-    choices = "[y] yes  [n] no"
-    if "a" in answers:
-        choices = "[y] yes  [a] always (saved to .agent/settings.json)  [n] no"
-    answer = read_answer(f"    {choices}: ", answers)
-    if answer == "a":
-        rule = f"{name}({glob.escape(rule_subject(session, name, tool_input))})"
-        try:
-            remember_rule(session, rule)
-            show(f"saved: allow {rule}", 4)
-        except (SettingsError, OSError) as error:
-            show(f"could not save the rule ({error}); allowed this once", 4)
-    if answer in ("y", "a"):
-        return "allow", "the user said yes"
-    return "deny", ("The user denied this call. Do not try it again as it is; "
-                    "ask the user, or find another way.")
-
-
-ASK_LIMIT = 3  # answers that are not one of the choices before a question counts as no
-PREVIEW_LINES = 6  # lines shown of a file's content or an edit's text in a question
-PREVIEW_WIDTH = 200  # characters shown of one such line, or of another value
-SUBJECT_LIMIT = 1000  # characters shown of what a call acts on (a longer command has no [a])
-COMMAND_LINES = 20  # lines shown of a command of several
-
-
-def read_answer(question, answers):
-    """The user's answer: a value of `answers`, or "n" for no, empty, EOF or ASK_LIMIT
-    answers that are none of these."""
-    for _ in range(ASK_LIMIT):
-        answer = read_line(question)
-        if answer is None or answer.strip().lower() in ("", "n", "no"):
-            return "n"
-        if answer.strip().lower() in answers:
-            return answers[answer.strip().lower()]
-        show(f"Please answer {', '.join(answers)} or n.", 4)
-    return "n"
-
-
-def describe_call(block):
-    """The whole call, for the question. First what the call acts on (the command, the
-    path), whole up to SUBJECT_LIMIT characters; then every other field in the schema's order,
-    whatever the order of the model's JSON: the content of a file or an edit as a preview, cut
-    where it says so. All of it as printable() shows a call: every CR, no run of blanks."""
-    name, tool_input = block["name"], block["input"]
-    if name == "bash" and "\n" in tool_input["command"].strip("\n"):
-        command = tool_input["command"].strip("\n")
-        count = command.count("\n") + 1
-        lines, room = [f"bash: {count} lines, and every one of them runs:"], SUBJECT_LIMIT
-        shown_lines = printable(command, call=True).split("\n")  # a run of blank lines is one
-        for line in shown_lines[:COMMAND_LINES]:
-            if room > 0:  # at most SUBJECT_LIMIT characters in all
-                lines.append(f"  | {cut(line, room)}")
-            room -= len(line)
-        if len(lines) - 1 < len(shown_lines):
-            lines.append(f"  … ({len(shown_lines) - len(lines) + 1} more lines, not shown)")
-        return "\n".join(lines)
-    subject = RULE_SUBJECT.get(name)
-    lines = [name]
-    if subject in tool_input:
-        shown_subject = cut(printable(tool_input[subject], call=True), SUBJECT_LIMIT)
-        lines = [f"{name}: {shown_subject}".replace("\n", "\\n")]
-    schema = next(tool["input_schema"] for tool in TOOLS if tool["name"] == name)
-    for key in schema["properties"]:
-        if key == subject or key not in tool_input:
-            continue
-        value = tool_input[key]
-        if isinstance(value, str):
-            lines.append(f"  {key}: ({len(value)} characters)")
-            lines += preview_lines(value)
-        else:
-            lines.append(f"  {key}: {cut(printable(json.dumps(value)), PREVIEW_WIDTH)}")
-    return "\n".join(lines)
-
-
-def preview_lines(text):
-    """The first PREVIEW_LINES lines of a text, each cut at PREVIEW_WIDTH, with what is left."""
-    lines = printable(text.removesuffix("\n"), call=True).split("\n")
-    shown_lines = [f"  | {cut(line, PREVIEW_WIDTH)}" for line in lines[:PREVIEW_LINES]]
-    if len(lines) > PREVIEW_LINES:
-        shown_lines.append(f"  … ({len(lines) - PREVIEW_LINES} more lines)")
-    return shown_lines
-
-
-def cut(text, limit):
-    """The text, or its first `limit` characters and how many more there are."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}… ({len(text) - limit} more characters)"
-
-
-def remember_rule(session, rule):
-    """Add an allow rule to the settings file, keeping everything else in it.
-
-    The session adopts this rule only: what else changed in the file since the start
-    (someone else wrote it) is not loaded into the session, and the user is told.
-    """
-    parse_rule(rule)  # never write a rule that the next load_settings would refuse
-    on_disk = load_settings(session.workdir)
-    if on_disk != session.settings:
-        show(f"note: {settings_path(session.workdir)} changed during this session; "
-             "those changes are not used until the next start", 4)
-    on_disk.setdefault("permissions", {}).setdefault("allow", []).append(rule)
-    write_atomically(settings_path(session.workdir), json.dumps(on_disk, indent=2) + "\n")
-    session.settings = copy.deepcopy(session.settings)
-    session.settings.setdefault("permissions", {}).setdefault("allow", []).append(rule)
 
 
 def command_mode(session, argument):
@@ -1350,6 +876,29 @@ def run_hooks(session, event_name, **details):
 def hook_text(event_name, text):
     """How a hook's words reach the model: marked, so it can tell them from the user's."""
     return f'<hook event="{event_name}">{text}</hook>'
+
+
+def stop_hook_sends_back(session, text, sent_back):
+    """Run the Stop hooks on the model's answer `text`; True if they send the model back to
+    work, with their reason as the next user turn. sent_back lists the answers they sent back
+    in a row: a model that gives the last one again has not heeded them, and after
+    STOP_HOOK_LIMIT times the turn ends anyway."""
+    hooked = run_hooks(session, "Stop", stop_hook_active=bool(sent_back), last_message=text)
+    if hooked["decision"] != "block":
+        return False
+    if sent_back and text == sent_back[-1]:
+        show("[A Stop hook asked again, and the model gave the same answer as before: "
+             "sending it back once more would only repeat it. The turn ends.]")
+        return False
+    if len(sent_back) >= STOP_HOOK_LIMIT:
+        show(f"[A Stop hook asked again; after {STOP_HOOK_LIMIT} times in a row "
+             "the turn ends anyway.]")
+        return False
+    sent_back.append(text)
+    show(f"[A Stop hook sends the model back to work: {hooked['reason']}]")
+    again = hook_text("Stop", hooked["reason"])
+    add_user_blocks(session.messages, [{"type": "text", "text": again}])
+    return True
 
 
 def check_python_syntax(event):
@@ -1511,6 +1060,484 @@ SESSION_TOOLS = {"todo_write"}
 # results, calling the model and its errors, what only the live API needs (LIVE
 # ONLY: its retries, usage and block types), the session and the screen, the
 # scripted model that plays when there is no key, and the command line.
+
+
+# ======================================================================
+# THE PERMISSION MECHANICS                                    (new in s03)
+# ======================================================================
+# How the checks of PERMISSIONS are made: plain chains parsed and walked against
+# READ_ONLY, paths and symlinks, rules matched through wrappers, the files that give
+# power, and the question's screen.
+
+PLAIN = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 -_./=,:+@%'\";|&")
+CHAIN = {"&&", "||", ";", "|"}  # the operators a plain chain may use
+WORD_LIMIT = 200  # words of one read-only command: a longer one asks (each path is resolved)
+
+
+def plain_commands(command):
+    """The commands of a plain chain, each a list of words as the shell reads them, or None.
+
+    Plain: every character in PLAIN, quotes that close and hold no ; | &, and only the
+    operators in CHAIN between commands. So nothing is left for the shell to expand,
+    redirect, substitute, or run in the background: * ? [ ] { } ~ $ \\ ` < > ( ) ! #,
+    a lone &, a newline, a tab, any other control or non-ASCII character all say None.
+    """
+    if any(character not in PLAIN for character in command):
+        return None
+    pieces = re.findall(r"'[^']*'|\"[^\"]*\"|[;|&]+|[^'\";|&]+", command)
+    if "".join(pieces) != command or any(p[0] in "'\"" and re.search("[;|&]", p) for p in pieces):
+        return None  # an unbalanced quote, or an operator inside quotes
+    commands, words = [], ""
+    for piece in pieces + [";"]:
+        if piece[0] not in ";|&":
+            words += piece
+            continue
+        if piece not in CHAIN or not words.strip():
+            return None  # a lone &, ;;, |&, or an operator with no command before it
+        commands.append(shlex.split(words))  # plain: no backslash, no #, quotes that close
+        words = ""
+    return commands
+
+
+def reads_inside(words, workdir):
+    """One command of READ_ONLY with listed options only, and every path inside the workdir."""
+    options = READ_ONLY.get(words[0])
+    if options is None or len(words) > WORD_LIMIT:
+        return False
+    parsed = parse_options(words[1:], options)
+    if parsed is None:
+        return False
+    given, arguments = parsed
+    names = {name for name, _ in given}
+    paths = [value for name, value in given if options[name] == PATH]
+    if words[0] == "echo":
+        arguments = []  # words to print, not paths
+    elif words[0] == "grep" and not names & {"-e", "-f", "--regexp", "--file"}:
+        arguments = arguments[1:]  # the first is the pattern
+    into_folders = words[0] == "diff" or (words[0] == "grep" and "-r" in names)
+    if words[0] == "grep" and into_folders and not arguments:
+        arguments = ["."]  # grep -r with no file reads the whole working directory
+    if any(argument.startswith("+") for argument in arguments):
+        return False
+    return all(path_inside(workdir, path, into_folders) for path in paths + arguments)
+
+
+def parse_options(words, options):
+    """The words after a program, read with its options: ([(option, its value or None)], the
+    other arguments), or None for an option not listed, a flag given a value, or an option
+    without its value. A value is glued ("-n5", "--lines=5") or the next word."""
+    given, arguments, ended = [], [], False
+    words = list(words)
+    while words:
+        word = words.pop(0)
+        if ended or word == "-" or not word.startswith("-"):
+            arguments.append(word)
+        elif word == "--":
+            ended = True
+        elif word.startswith("--"):
+            name, glued, value = word.partition("=")
+            kind = options.get(name)
+            if kind is None or (kind == FLAG and glued) or (kind != FLAG and not glued
+                                                             and not words):
+                return None
+            given.append((name, None if kind == FLAG else value if glued else words.pop(0)))
+        else:
+            for place, letter in enumerate(word[1:], 1):
+                kind = options.get(f"-{letter}")
+                if kind is None:
+                    return None
+                if kind == FLAG:
+                    given.append((f"-{letter}", None))
+                    continue
+                value = word[place + 1:]  # the rest of the word is its value, or the next word
+                if not value and not words:
+                    return None
+                given.append((f"-{letter}", value or words.pop(0)))
+                break
+    return given, arguments
+
+
+def path_inside(workdir, path, into_folders=False):
+    """A relative path with no `..`, inside the workdir when its symlinks are followed, that
+    reads only what it names (unlinked): no symlink on the way, no second hard link."""
+    if path == "-":  # standard input
+        return True
+    if path.startswith("/"):
+        return False
+    try:
+        resolve_path(workdir, path)
+    except ToolError:
+        return False
+    return unlinked(Path(workdir).resolve(), path, into_folders)
+
+
+FOLDER_LIMIT = 1000  # names a read-only command may open inside the folders it is given
+
+
+def unlinked(root, path, into_folders=False):
+    """Does reading this path (relative to root) open only files inside root, each known by
+    this name alone? No symlink on the way (a link made earlier leads anywhere), no file with
+    a second hard link (the same file outside, by another name), no pipe or device. A folder a
+    program reads into (into_folders) must hold only such files, and no secret, FOLDER_LIMIT
+    names at most. A path that does not exist reads nothing."""
+    here = root
+    for part in Path(path).parts:
+        here = here / part
+        if here.is_symlink():
+            return False
+    if not os.path.lexists(here):
+        return True
+    waiting, count = [here], 0
+    while waiting:
+        current = waiting.pop()
+        try:
+            status = current.lstat()
+            if stat.S_ISDIR(status.st_mode) and (into_folders or current == here):
+                names = [] if current == here and not into_folders else os.listdir(current)
+                count += len(names)
+                waiting += [current / name for name in names]
+                continue
+        except OSError:
+            return False
+        if count > FOLDER_LIMIT or not stat.S_ISREG(status.st_mode) or status.st_nlink > 1:
+            return False
+        if current != here and secret_name(current.relative_to(root).as_posix()):
+            return False  # a secret the command does not name (one it names asks anyway)
+    return count <= FOLDER_LIMIT
+
+
+def secret_name(path):
+    """The part of this path that names a file holding keys (SECRET_FILES), or None."""
+    for part in path.lower().split("/"):
+        if any(fnmatch.fnmatchcase(part, pattern) for pattern in SECRET_FILES):
+            return part
+    return None
+
+
+def call_subject(session, name, tool_input):
+    """What a rule's pattern is matched against: the command, the pattern, the
+    path as the tool will touch it (relative to the workdir), or ""."""
+    field_name = CALL_SUBJECT.get(name)
+    subject = tool_input.get(field_name, "") if field_name else ""
+    if field_name == "path" and subject:  # "/abs/workdir/.env", "./.env" and ".env" are one file
+        try:
+            return shown(session.workdir, resolve_path(session.workdir, subject))
+        except ToolError:
+            return os.path.normpath(subject)  # the tool itself will refuse this path
+    return subject
+
+
+def is_chain(command):
+    """Not one plain command (a chain, a redirection, a glob, a $): no allow rule covers it,
+    and the question offers no [a]."""
+    commands = plain_commands(command)
+    return commands is None or len(commands) != 1
+
+
+# Commands that run the command that follows their own options: a deny or ask rule sees it.
+WRAPPERS = {"command", "env", "exec", "nice", "nohup", "time", "timeout", "xargs", "find",
+            "sh", "bash", "sudo", "busybox", "setsid", "stdbuf", "ionice"}
+# Words after a wrapper tried as the start of the command it runs, and commands tried in one
+# part of a chain: a part longer than this is seen only so far.
+WRAPPED_LIMIT = 100
+
+
+def command_spellings(command, depth=0):
+    """What a deny or ask rule is matched against, for one command: the whole of it, and each
+    part of a chain as written and as the shell reads it (quotes and backslashes removed,
+    FOO=1 and a path before the program dropped), and what each wrapper runs ("timeout 5 rm
+    x" holds "rm x"; "sh -c 'rm x'" too). "find -delete" reads as rm."""
+    subjects = {command}
+    for part in re.split(r"&&|\|\||[;|&\n]", command):
+        try:
+            words = shlex.split(part)
+        except ValueError:  # an unbalanced quote
+            words = part.split()
+        subjects.add(part.strip())
+        subjects.update(wrapped(words))
+        if depth < 2:  # sh -c 'rm x', env -S 'rm x': a command in one word
+            for word in words[1:WRAPPED_LIMIT]:
+                if " " in word:
+                    subjects.update(command_spellings(word, depth + 1))
+    return subjects
+
+
+def wrapped(words):
+    """The commands these words run: themselves, and the command after each wrapper's own
+    words, tried from each of the WRAPPED_LIMIT words that follow it."""
+    found, starts, seen = [], [0], set()
+    while starts and len(seen) < WRAPPED_LIMIT:
+        start = starts.pop()
+        if start in seen:
+            continue
+        seen.add(start)
+        while start < len(words) and re.fullmatch(r"[A-Za-z_]\w*=.*", words[start], re.DOTALL):
+            start += 1  # FOO=1 rm x runs rm
+        if start == len(words):
+            continue
+        program = words[start].rsplit("/", 1)[-1]  # /bin/rm is rm
+        found.append(" ".join([program, *words[start + 1:]]))
+        if program == "find" and "-delete" in words[start:]:
+            found.append(" ".join(["rm", *words[start + 1:]]))
+        if program in WRAPPERS:
+            starts += range(min(len(words), start + WRAPPED_LIMIT) - 1, start, -1)
+    return found
+
+
+def matching_rule(session, decision, name, tool_input):
+    """The first of the settings' `decision` rules that covers this call, or None.
+
+    For bash, deny and ask rules are matched against every spelling command_spellings finds
+    (so "bash(rm*)" catches "ls; rm x", "\\rm x", "env A=1 rm x" and "find . -delete"),
+    while an allow rule covers one plain command only: a chain, a redirection or a glob
+    never slips through "bash(git status*)".
+    """
+    rules = session.settings.get("permissions", {}).get(decision, [])
+    subject = call_subject(session, name, tool_input)
+    subjects, paths = [subject], set()
+    if name == "bash":
+        if decision == "allow" and is_chain(subject):
+            return None
+        if decision != "allow":
+            subjects = command_spellings(subject)
+            paths = named_paths(session.workdir, subjects)
+    for rule in rules:
+        tool, pattern = parse_rule(rule)
+        if tool == name and (pattern is None
+                             or any(fnmatch.fnmatchcase(s, pattern) for s in subjects)):
+            return rule
+        # a rule on a file means the file, whatever reads it: "cat .env" meets "read_file(.env)"
+        if tool in EDIT_TOOLS | {"read_file"} and pattern and any(
+                reaches(path, pattern) for path in paths):
+            return rule
+    return None
+
+
+def named_paths(workdir, subjects):
+    """Every word of these commands as a path relative to the workdir (./a, a/, and the
+    workdir's absolute a are all "a"), and the value after each "=" (--file=a, of=a)."""
+    root, paths = Path(workdir).resolve(), set()
+    for subject in subjects:
+        try:
+            words = shlex.split(subject)
+        except ValueError:  # an unbalanced quote
+            words = subject.split()
+        for word in words + [word.rpartition("=")[2] for word in words if "=" in word]:
+            path = os.path.normpath(word) if word else "."
+            if os.path.isabs(path) and Path(path).is_relative_to(root):
+                path = Path(path).relative_to(root).as_posix() or "."
+            paths.add(path)
+    return paths
+
+
+def reaches(path, pattern):
+    """Does reading `path` reach a file `pattern` matches? It is that file, or a folder on the
+    way to it ("secrets" and "." reach "secrets/*": grep -r reads what is inside)."""
+    parts = pattern.split("/")
+    return path == "." or any(fnmatch.fnmatchcase(path, "/".join(parts[:end]))
+                              for end in range(1, len(parts) + 1))
+
+
+def changes_power_file(session, name, tool_input):
+    """Would this call change a file that gives power? (file, why), or None.
+
+    By rule (runs_at_start): a name that starts with a dot at the top of HOME, and the
+    folders of the harness's own code; by list: POWER_FILES, matched against each part.
+    write_file and edit_file: the path as the tool would resolve it, symlinks followed.
+    bash: a command that is not read-only and names one of them, with quotes and
+    backslashes removed, or in which the shell may make up such a name (made_up_name).
+    """
+    if name in EDIT_TOOLS:
+        try:
+            target = resolve_path(session.workdir, tool_input["path"])
+        except ToolError:
+            return None  # the tool itself will refuse this path
+        relative = shown(session.workdir, target)
+        for key in (relative.lower(), *relative.lower().split("/")):  # .GIT is .git on macOS
+            if key in POWER_FILES:
+                return relative, POWER_FILES[key]
+        why = runs_at_start(target)
+        return (relative, why) if why else None
+    if name == "bash" and not is_read_only(tool_input["command"], session.workdir):
+        command = tool_input["command"]
+        bare = re.sub(r"['\"\\]", "", command)
+        for key, why in POWER_FILES.items():
+            if re.search(rf"(?<![\w.-]){re.escape(key)}(?![\w.-])", bare, re.IGNORECASE):
+                return key, why
+        for path in sorted(named_paths(session.workdir, command_spellings(command))):
+            home = TOOL_ENVIRONMENT.get("HOME") or os.environ.get("HOME") or "/"
+            full = Path(home, path[2:]) if path.startswith("~/") else Path(session.workdir, path)
+            why = runs_at_start(Path(os.path.normpath(full.absolute())))
+            if why:
+                return path, why
+        if made_up_name(bare):
+            return ("a file the shell names for it",
+                    "with $, ` or a glob on a dot name, it may be .agent, .git or .env")
+    return None
+
+
+def runs_at_start(target):
+    """Why a file at this absolute path may run code at a next start, or None. A list of the
+    start-up files lost: .lesskey, .curlrc, .wgetrc, .gdbinit were missing, and the next tool
+    adds one. So every dot name at the top of HOME (offline, the workdir), and every file in
+    the folders that hold the harness's code and the modules it has imported (its own folder:
+    a new readline.py there runs at the next start)."""
+    home = TOOL_ENVIRONMENT.get("HOME") or os.environ.get("HOME")
+    if home and target.is_relative_to(Path(home).resolve()) and target != Path(home).resolve():
+        if target.relative_to(Path(home).resolve()).parts[0].startswith("."):
+            return "a program may read a dot file at the top of HOME when it starts"
+    for folder in code_folders():
+        if target.is_relative_to(folder):
+            return "the harness runs the code in this folder when it starts"
+    return None
+
+
+def code_folders():
+    """The folders that hold this harness's code and every module it has imported."""
+    if not CODE_FOLDERS:  # found once: they do not move
+        files = [getattr(module, "__file__", None) for name, module in list(sys.modules.items())
+                 if name != "__main__"]
+        CODE_FOLDERS.extend({HERE, *(Path(file).resolve().parent for file in files if file)})
+    return CODE_FOLDERS
+
+
+CODE_FOLDERS = []
+
+
+def made_up_name(text):
+    """May the shell make up a name this text does not spell? With $ or `, with a glob on a
+    name that starts with a dot (sh's * and ? never match a leading dot: "*.tmp" is safe),
+    or a brace list ({a,b}). One pass over each word: no pattern backtracks."""
+    if "$" in text or "`" in text:
+        return True
+    for word in re.split(r"[\s/]", text):
+        dot, brace = re.search(r"(?:^|[=:])[.[]", word), re.search(r"(?:^|[=:])[{]", word)
+        if dot and re.search(r"[][*?{}]", word[dot.end():]) or brace and "," in word[brace.end():]:
+            return True
+    return False
+
+
+SECRET_WHY = "a file that holds keys"
+
+
+def reads_secret(session, name, tool_input):
+    """The file holding keys (SECRET_FILES) that this call would read, or None: read_file's
+    path as written and as resolved; any word of a bash command, or a value after "=".
+    """
+    if name == "read_file":
+        try:
+            target = shown(session.workdir, resolve_path(session.workdir, tool_input["path"]))
+        except ToolError:
+            return None  # the tool itself will refuse this path
+        return target if secret_name(target) or secret_name(tool_input["path"]) else None
+    if name == "bash":
+        for path in sorted(named_paths(session.workdir, command_spellings(tool_input["command"]))):
+            if secret_name(path):
+                return path
+    return None
+
+
+def reads_what_it_names(session, path):
+    """read_file opens only the file it names: inside, no symlink on the way, one hard link."""
+    try:
+        resolve_path(session.workdir, path)
+    except ToolError:
+        return True  # the tool itself will refuse this path
+    root = Path(session.workdir).resolve()
+    written = Path(os.path.normpath(Path(session.workdir, path).absolute()))
+    for base in (Path(session.workdir).absolute(), root):
+        if written.is_relative_to(base):
+            return unlinked(root, written.relative_to(base).as_posix())
+    return False
+
+
+ASK_LIMIT = 3  # answers that are not one of the choices before a question counts as no
+PREVIEW_LINES = 6  # lines shown of a file's content or an edit's text in a question
+PREVIEW_WIDTH = 200  # characters shown of one such line, or of another value
+SUBJECT_LIMIT = 1000  # characters shown of what a call acts on (a longer command has no [a])
+COMMAND_LINES = 20  # lines shown of a command of several
+
+
+def read_answer(question, answers):
+    """The user's answer: a value of `answers`, or "n" for no, empty, EOF or ASK_LIMIT
+    answers that are none of these."""
+    for _ in range(ASK_LIMIT):
+        answer = read_line(question)
+        if answer is None or answer.strip().lower() in ("", "n", "no"):
+            return "n"
+        if answer.strip().lower() in answers:
+            return answers[answer.strip().lower()]
+        show(f"Please answer {', '.join(answers)} or n.", 4)
+    return "n"
+
+
+def describe_call(block):
+    """The whole call, for the question. First what the call acts on (the command, the
+    path), whole up to SUBJECT_LIMIT characters; then every other field in the schema's order,
+    whatever the order of the model's JSON: the content of a file or an edit as a preview, cut
+    where it says so. All of it as printable() shows a call: every CR, no run of blanks."""
+    name, tool_input = block["name"], block["input"]
+    if name == "bash" and "\n" in tool_input["command"].strip("\n"):
+        command = tool_input["command"].strip("\n")
+        count = command.count("\n") + 1
+        lines, room = [f"bash: {count} lines, and every one of them runs:"], SUBJECT_LIMIT
+        shown_lines = printable(command, call=True).split("\n")  # a run of blank lines is one
+        for line in shown_lines[:COMMAND_LINES]:
+            if room > 0:  # at most SUBJECT_LIMIT characters in all
+                lines.append(f"  | {cut(line, room)}")
+            room -= len(line)
+        if len(lines) - 1 < len(shown_lines):
+            lines.append(f"  … ({len(shown_lines) - len(lines) + 1} more lines, not shown)")
+        return "\n".join(lines)
+    subject = CALL_SUBJECT.get(name)
+    lines = [name]
+    if subject in tool_input:
+        shown_subject = cut(printable(tool_input[subject], call=True), SUBJECT_LIMIT)
+        lines = [f"{name}: {shown_subject}".replace("\n", "\\n")]
+    schema = next(tool["input_schema"] for tool in TOOLS if tool["name"] == name)
+    for key in schema["properties"]:
+        if key == subject or key not in tool_input:
+            continue
+        value = tool_input[key]
+        if isinstance(value, str):
+            lines.append(f"  {key}: ({len(value)} characters)")
+            lines += preview_lines(value)
+        else:
+            lines.append(f"  {key}: {cut(printable(json.dumps(value)), PREVIEW_WIDTH)}")
+    return "\n".join(lines)
+
+
+def preview_lines(text):
+    """The first PREVIEW_LINES lines of a text, each cut at PREVIEW_WIDTH, with what is left."""
+    lines = printable(text.removesuffix("\n"), call=True).split("\n")
+    shown_lines = [f"  | {cut(line, PREVIEW_WIDTH)}" for line in lines[:PREVIEW_LINES]]
+    if len(lines) > PREVIEW_LINES:
+        shown_lines.append(f"  … ({len(lines) - PREVIEW_LINES} more lines)")
+    return shown_lines
+
+
+def cut(text, limit):
+    """The text, or its first `limit` characters and how many more there are."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit} more characters)"
+
+
+def remember_rule(session, rule):
+    """Add an allow rule to the settings file, keeping everything else in it.
+
+    The session adopts this rule only: what else changed in the file since the start
+    (someone else wrote it) is not loaded into the session, and the user is told.
+    """
+    parse_rule(rule)  # never write a rule that the next load_settings would refuse
+    on_disk = load_settings(session.workdir)
+    if on_disk != session.settings:
+        show(f"note: {settings_path(session.workdir)} changed during this session; "
+             "those changes are not used until the next start", 4)
+    on_disk.setdefault("permissions", {}).setdefault("allow", []).append(rule)
+    write_atomically(settings_path(session.workdir), json.dumps(on_disk, indent=2) + "\n")
+    session.settings = copy.deepcopy(session.settings)
+    session.settings.setdefault("permissions", {}).setdefault("allow", []).append(rule)
 
 
 # ======================================================================

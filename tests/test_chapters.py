@@ -373,9 +373,16 @@ def test_a_chapter_is_in_sections_under_banners_tagged_only_new_in_an_earlier_ch
 def test_the_idea_comes_before_the_harness_banner_and_the_new_sections_end_it(name):
     found = list(sections(name).items())
     idea = [section for section, _ in found[: [section for section, _ in found].index(HARNESS)]]
+    below = [section for section, _ in found[len(idea) + 1 :]]
     own = [section for section, ((kind, chapter), _) in found if chapter == label(name)]
     assert idea[:4] == ["CONFIGURATION", "SYSTEM PROMPT", "THE AGENT LOOP", "THE TOOLS"]
-    assert idea[len(idea) - len(own) :] == own
+    own_idea = [section for section in own if section in idea]
+    assert idea[len(idea) - len(own_idea) :] == own_idea
+    # The chapters' own machinery opens the harness, in the order the chapters added it.
+    tagged = [section for section, ((_, chapter), _) in found[len(idea) + 1 :] if chapter]
+    assert below[: len(tagged)] == tagged
+    own_below = [section for section in own if section in below]
+    assert tagged[len(tagged) - len(own_below) :] == own_below
     harness = "".join(text for section, (_, text) in found if section not in idea)
     assert [
         definition
@@ -401,6 +408,17 @@ def test_the_machinery_keeps_its_order_and_what_only_the_live_api_needs_is_one_s
                            "class RetryLines(", "def spend_limit_reached(")
         if definition not in live
     ] == []
+
+
+def lines_above_the_harness_banner(name):
+    source = (ROOT / name / "code.py").read_text(encoding="utf-8")
+    return source[: source.index("# " + HARNESS)].count("\n") - 1
+
+
+@pytest.mark.parametrize("old, new", [(None, PRESENT[0]), *PAIRS])
+def test_no_chapter_adds_more_than_300_lines_above_the_harness_banner(old, new):
+    before = lines_above_the_harness_banner(old) if old else 0
+    assert lines_above_the_harness_banner(new) - before <= 300
 
 
 @pytest.mark.parametrize("name", PRESENT)
@@ -456,6 +474,15 @@ def test_the_sections_tagged_new_in_a_chapter_are_exactly_the_ones_it_adds(old, 
     ]
     assert tagged_here == [name for name in after if name not in before]
     assert [name for name in before if name not in after] == []
+
+
+@pytest.mark.parametrize("old, new", PAIRS)
+def test_a_carried_section_keeps_the_banner_it_was_born_with_tag_included(old, new):
+    before, after = sections(old), sections(new)
+    banner = {name: text.split("\n", 3)[:3] for name, (_, text) in after.items()}
+    assert {name: banner[name] for name in after if name in before} == {
+        name: text.split("\n", 3)[:3] for name, (_, text) in before.items() if name in after
+    }
 
 
 @pytest.mark.parametrize("old, new", PAIRS)

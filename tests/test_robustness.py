@@ -356,7 +356,7 @@ def test_plan_mode_refuses_every_change(name, tool, tool_input):
     chapter = shared_chapter(name)
     with Sandbox() as box, PlanModeWatch(chapter) as watch:
         everything = [f"{t['name']}" for t in chapter.TOOLS] + [
-            f"{t['name']}(*)" for t in chapter.TOOLS if t["name"] in chapter.RULE_SUBJECT
+            f"{t['name']}(*)" for t in chapter.TOOLS if t["name"] in chapter.CALL_SUBJECT
         ]
         client = EndlessClient(reply(tool_use("toolu_1", tool, tool_input)))
         session = new_session(
