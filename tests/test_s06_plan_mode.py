@@ -732,9 +732,10 @@ def test_a_plan_that_cannot_be_encoded_is_refused_before_the_question(s06, workd
 
     refused = ("The plan cannot be encoded as UTF-8 (character 17 is a lone surrogate). "
                "Submit it again without that character.")
+    # the history keeps the call escaped, so that the next request can be encoded
     assert session.messages == [
         user(text("add a line"), text(ENTERED)),
-        assistant(exit_plan("t1", broken)),
+        assistant(exit_plan("t1", "## Plan\n\n1. Say \\ud800 hello.\n")),
         user(result("t1", refused, is_error=True)),
         assistant(text("Resending.")),
     ]
