@@ -1689,7 +1689,13 @@ def code_folders():
     if not CODE_FOLDERS:  # found once: they do not move
         files = [getattr(module, "__file__", None) for name, module in list(sys.modules.items())
                  if name != "__main__"]
-        CODE_FOLDERS.extend({HERE, *(Path(file).resolve().parent for file in files if file)})
+        files = [file for file in files if file]
+        # each folder resolved once, not once per module in it (a test process imports 4,000),
+        # and the real folder of a module file that is itself a symlink
+        folders = {os.path.dirname(file) for file in files}
+        links = [file for file in files if os.path.islink(file)]
+        CODE_FOLDERS.extend({HERE, *(Path(folder).resolve() for folder in folders),
+                             *(Path(file).resolve().parent for file in links)})
     return CODE_FOLDERS
 
 
