@@ -13,6 +13,7 @@ CHAPTERS = [
     "s04_hooks",
     "s05_todo_write",
     "s06_plan_mode",
+    "s08_compact",
 ]
 # The sections each chapter changes in what it carries over from the chapter before; every
 # other carried section stays byte-identical (tests/test_chapters.py). A change here is a change
@@ -35,6 +36,13 @@ CHANGES = {
         "PERMISSIONS",
         "CALLING THE MODEL",
         "THE SESSION",
+        "THE COMMAND LINE",
+    },
+    "s08_compact": {
+        "THE AGENT LOOP",
+        "CALLING THE MODEL",
+        "THE SESSION",
+        "THE SCRIPTED MODEL",
         "THE COMMAND LINE",
     },
 }
