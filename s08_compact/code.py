@@ -1374,7 +1374,8 @@ HOOK_EVENTS += ("PreCompact",)  # s04's hooks: run before a summary, they may ad
 
 def call_with_room(session):
     """The loop's model call, with room made first. If the API still says the conversation is
-    too long, the history is summarised once, and the call tried again."""
+    too long (an error, or a reply cut off at the end of the context window), the history is
+    summarised once, and the call tried again; the cut-off reply is not kept."""
     make_room(session)
     request = build_request(session)
     try:
@@ -1382,6 +1383,9 @@ def call_with_room(session):
     except anthropic.APIStatusError as error:
         if not is_too_long(error) or session.summarised:
             raise
+        response = None
+    if response is None or (response.stop_reason == "model_context_window_exceeded"
+                            and not session.summarised):
         summarise(session, "auto", why="The API says the conversation is too long")
         request = build_request(session)
         response = call_model(session, request)

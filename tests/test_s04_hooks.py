@@ -36,6 +36,12 @@ CHAPTERS = [name for name in support.PRESENT if name >= "s04"]
 EVENTS = "UserPromptSubmit, PreToolUse, PostToolUse, Stop"
 
 
+def events(chapter):
+    """The hook events a chapter knows: s04's four, and PreCompact from s08 on."""
+    return ("UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop") + (
+        ("PreCompact",) if chapter.CHAPTER >= "s08" else ())
+
+
 def recorder(decision=None):
     """A Python hook that keeps every event it sees and returns `decision` (or calls it)."""
     def hook(event):
@@ -57,7 +63,7 @@ def with_command_hooks(chapter, session, hooks):
 
 def test_hook_text_marks_the_words_of_a_hook(chapter):
     assert chapter.hook_text("Stop", "Run the tests.") == '<hook event="Stop">Run the tests.</hook>'
-    assert chapter.HOOK_EVENTS == ("UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop")
+    assert chapter.HOOK_EVENTS == events(chapter)
 
 
 # ---- UserPromptSubmit ---------------------------------------------------------------
@@ -705,14 +711,16 @@ def test_bad_hook_settings_raise_naming_the_file(chapter, tmp_path):
         except chapter.SettingsError as error:
             raised.append(str(error))
     path = tmp_path / ".agent" / "settings.json"
-    assert raised == [f"{path}: {problem}" for _, problem in BAD_HOOKS]
+    assert raised == [f"{path}: {problem.replace(EVENTS, ', '.join(events(chapter)))}"
+                      for _, problem in BAD_HOOKS]
 
 
 def test_add_hook_refuses_an_unknown_event_and_a_bad_regex(chapter, tmp_path):
     session = new_session(chapter, FakeClient(), tmp_path)
     with pytest.raises(ValueError) as raised:
         chapter.add_hook(session, "Start", recorder())
-    assert str(raised.value) == f"unknown hook event 'Start'; the events are: {EVENTS}"
+    assert str(raised.value) == (f"unknown hook event 'Start'; the events are: "
+                                 f"{', '.join(events(chapter))}")
     with pytest.raises(re.error) as raised:
         chapter.add_hook(session, "PreToolUse", recorder(), matcher="[")
     assert str(raised.value) == "unterminated character set at position 0"
