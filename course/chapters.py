@@ -98,6 +98,17 @@ CORE = {
         "tests/test_s06_plan_mode.py::test_bash_that_writes_is_refused_in_plan_mode",
         "tests/test_s06_plan_mode.py::test_approval_saves_the_plan_and_ends_plan_mode",
     ],
+    "s08_compact": [
+        "tests/test_s08_compact.py::test_every_result_but_the_newest_three_becomes_one_line_and"
+        "_the_calls_stay",
+        "tests/test_s08_compact.py::test_past_compact_at_the_summary_request_is_the_loops_own"
+        "_plus_the_instruction",
+        "tests/test_s08_compact.py::test_the_new_history_carries_plan_mode_and_the_newest_plan",
+        "tests/test_s08_compact.py::test_still_over_after_a_summary_the_turn_stops_without_a"
+        "_second_summary",
+        "tests/test_s08_compact.py::test_a_too_long_reply_summarises_once_and_the_call_is_tried"
+        "_again",
+    ],
 }
 
 # The checkout's folder for the learner's copies of a workspace and the traces they record

@@ -3,7 +3,8 @@ measured from usage, thrashing stopped, a too-long reply recovered, /context, /c
 PreCompact, the scripted usage."""
 
 import json
-from pathlib import Path
+import os
+import shutil
 
 import anthropic
 import httpx2
@@ -212,7 +213,6 @@ def test_the_new_history_carries_plan_mode_and_the_newest_plan(s08, workdir, cap
     plans.mkdir(parents=True)
     (plans / "plan-old.md").write_text("## Old plan\n")
     (plans / "plan-new.md").write_text("## Plan\n\n1. Tidy a.txt.\n")
-    import os
     os.utime(plans / "plan-old.md", (1, 1))
     client = FakeClient(reply(text("S")), reply(text("Planning.")))
     session = new_session(s08, client, workdir, todos=list(TODOS), plan_mode=True, prompt=PROMPT,
@@ -254,6 +254,22 @@ def test_compact_with_a_focus_and_a_precompact_hook_that_adds_to_the_instruction
     after = estimate(request(s08, session, session.messages))
     assert capsys.readouterr().out == (
         f"[/compact: the history is summarised; ~{before:,} tokens before, ~{after:,} after.]\n")
+
+
+def test_a_precompact_command_hook_in_settings_adds_to_the_instruction(s08, workdir):
+    settings = workdir / ".agent" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"hooks": {"PreCompact": [{"command": (
+        "python3 -c \"import json, sys; event = json.load(sys.stdin); "
+        "print(json.dumps({'context': 'Trigger: ' + event['trigger']}))\"")}]}}))
+    client = FakeClient(reply(text("S")))
+    history = [user(text("Hi")), assistant(text("Hello."))]
+    session = new_session(s08, client, workdir, messages=[*history])
+    session.settings = s08.load_settings(workdir)
+    s08.load_command_hooks(session)
+    s08.command_compact(session, "")
+    assert client.calls[0]["messages"][-1] == user(text(
+        INSTRUCTION + '\n<hook event="PreCompact">Trigger: manual</hook>'))
 
 
 def test_a_precompact_hook_that_blocks_leaves_the_history_and_calls_nothing(s08, workdir,
@@ -512,10 +528,8 @@ def test_clear_ends_the_summarys_watch_and_the_measure(s08, workdir, capsys):
 # ======================================================================
 
 def test_the_scenario_clears_then_summarises_and_finishes_the_task(tmp_path):
-    s08 = load_chapter("s08_compact")
     scenario = json.loads((ROOT / "s08_compact" / "scenario.json").read_text())
     workdir = tmp_path / "work"
-    import shutil
     shutil.copytree(ROOT / "s08_compact" / "workspace", workdir)
     run = run_chapter("s08_compact", "--offline", "--workdir", workdir, "--trace",
                       tmp_path / "trace.jsonl", scenario["prompt"])
@@ -536,8 +550,45 @@ def test_the_scenario_clears_then_summarises_and_finishes_the_task(tmp_path):
         text("<reminder>Your todo list, as it stands:\n" + "\n".join(todos) + "</reminder>"),
         text(f"The user's last prompt, which the work is for:\n\n{scenario['prompt']}"))]
     out = run.stdout.splitlines()
-    assert [line.split(":")[0] for line in out if line.startswith("[Context over")] == [
-        "[Context over --clear-at 100,000", "[Context over --compact-at 160,000"]
+    requests = [call["request"] for call in calls]
+
+    def measured(number):
+        """What the reply to call `number` measured: its tokens, and the characters counted."""
+        usage = calls[number]["response"]["usage"]
+        tokens = sum(usage.get(name) or 0 for name in (
+            "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
+            "output_tokens"))
+        kept = requests[number + 1]["messages"][len(requests[number]["messages"])]["content"]
+        return tokens, chars(requests[number]) + len(json.dumps(kept, ensure_ascii=False))
+
+    # Before the fourth call: two results cleared (the two files read; the run of the program
+    # is one of the newest three).
+    tokens, counted = measured(2)
+    as_read = {**requests[3], "messages": requests[2]["messages"] + requests[3]["messages"][
+        len(requests[2]["messages"]):]}
+    changed = [len(old["content"]) for old_message, new_message in zip(
+        as_read["messages"], requests[3]["messages"], strict=True)
+        for old, new in zip(old_message["content"], new_message["content"], strict=True)
+        if old != new]
+    assert len(changed) == 2
+    # Before the sixth: the summary.
+    tokens_5, counted_5 = measured(4)
+    unasked = requests[5]["messages"][:-1] + [
+        {**requests[5]["messages"][-1], "content": requests[5]["messages"][-1]["content"][:-1]}]
+    assert [line for line in out if line.startswith("[Context over")] == [
+        f"[Context over --clear-at 100,000: cleared 2 old tool results ({sum(changed):,} "
+        f"characters); ~{tokens + (chars(as_read) - counted) // 4:,} tokens before, "
+        f"~{tokens + (chars(requests[3]) - counted) // 4:,} after.]",
+        f"[Context over --compact-at 160,000: the history is summarised; "
+        f"~{tokens_5 + (chars({**requests[5], 'messages': unasked}) - counted_5) // 4:,} tokens "
+        f"before, ~{estimate(requests[6]):,} after.]",
+    ]
     assert out[-1] == scenario["turns"][-1]["content"][0]["text"]
-    assert (workdir / "tally.py").read_text().count('    """') == 3
-    assert s08.CHAPTER == "s08_compact" and Path(workdir).is_dir()
+    # the task given before the summary is finished after it: three docstrings, same output
+    assert [line for line in (workdir / "tally.py").read_text().splitlines()
+            if line.startswith('    """')] == [
+        '    """How often each word occurs in the file: one word a line, blank lines skipped."""',
+        '    """The n most frequent (word, count) pairs: by count, then by word."""',
+        '    """One line for each pair: the count, right-aligned, then the word."""',
+    ]
+    assert out.count("       7  robin") == 2  # before the change, and after it
