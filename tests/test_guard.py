@@ -20,7 +20,11 @@ from hypothesis import strategies as st
 import support
 from support import FakeClient, load_chapter, new_session, reply, result, text, tool_use, user
 
-CHAPTERS = [name for name in support.PRESENT if name >= "s03"]
+# The guard, from s03 on: what decides (PERMISSIONS and its mechanics), what runs (RUNNING
+# BASH SAFELY) and the paths (THE WORKSPACE GUARD), on each chapter that changes one of them.
+CHAPTERS = [name for name in support.chapters_that_change(
+    "PERMISSIONS", "THE PERMISSION MECHANICS", "RUNNING BASH SAFELY", "THE WORKSPACE GUARD")
+    if name >= "s03"]
 PLAN_CHAPTERS = [name for name in CHAPTERS if name >= "s06"]
 
 ASK_ONCE = "    [y] yes  [n] no: "

@@ -70,6 +70,7 @@ from support import (
     PRESENT,
     ROOT,
     assistant,
+    chapters_that_change,
     clean_env,
     ctrl_c_delivered,
     load_chapter,
@@ -91,7 +92,8 @@ PROFILE = settings.get_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
 # The properties share one module per chapter across their examples (loading one
 # takes a while); they patch it only inside `with` blocks. Other tests load a fresh one.
 shared_chapter = functools.cache(load_chapter)
-FILE_CHAPTERS = [name for name in PRESENT if hasattr(shared_chapter(name), "resolve_path")]
+# The file tools' own properties: where their sections change, and the newest chapter.
+FILE_CHAPTERS = chapters_that_change("THE WORKSPACE GUARD", "THE FILE TOOLS")
 
 
 def no_problems(calls):
