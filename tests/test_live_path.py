@@ -31,6 +31,7 @@ import anthropic._base_client
 import pytest
 
 import support
+from course import section_map
 from live_api import SILENCE, error, message, raw
 from support import (
     PRESENT,
