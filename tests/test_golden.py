@@ -43,4 +43,6 @@ def test_each_chapter_sends_the_tools_of_the_one_before_and_its_own():
         "s05_todo_write": ["bash", "read_file", "write_file", "edit_file", "glob", "todo_write"],
         "s06_plan_mode": ["bash", "read_file", "write_file", "edit_file", "glob", "todo_write",
                           "enter_plan_mode", "exit_plan_mode", "ask_user_question"],
+        "s08_compact": ["bash", "read_file", "write_file", "edit_file", "glob", "todo_write",
+                        "enter_plan_mode", "exit_plan_mode", "ask_user_question"],
     }
