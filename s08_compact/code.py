@@ -2199,9 +2199,11 @@ def measure(session, request, response):
                                                       "output_tokens")]
     if not isinstance(counts[0], int):  # the reply did not say: the estimate goes on
         return
-    reply = [block_to_dict(block) for block in response.content if not is_blank(block)]
+    reply = {"role": "assistant",
+             "content": [block_to_dict(block) for block in response.content if not is_blank(block)]}
     tokens = sum(count for count in counts if isinstance(count, int))
-    session.measured = (tokens, request_chars(request) + json_chars(reply))
+    answered = {**request, "messages": [*request["messages"], reply]}
+    session.measured = (tokens, request_chars(answered))
     if tokens < session.compact_at:
         session.summarised = False
 

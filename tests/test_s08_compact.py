@@ -72,6 +72,12 @@ def chars(req):
     return len(json.dumps([req["system"], req["tools"], req["messages"]], ensure_ascii=False))
 
 
+def answered(req, *blocks):
+    """The characters a reply's usage counts: its request's, and the reply's own as the history
+    keeps it (an assistant message)."""
+    return chars({**req, "messages": [*req["messages"], assistant(*blocks)]})
+
+
 def estimate(req):
     """The size of a request before any reply has measured it: four characters a token."""
     return chars(req) // 4
@@ -157,9 +163,9 @@ def test_the_loop_clears_past_clear_at_and_says_so_with_the_sizes(s08, workdir, 
     as_read = [*fourth["messages"], assistant(reads[3]), user(result("r4", content))]
     assert fifth["messages"] == [as_read[0], as_read[1], user(result("r1", cleared(
         "read_file", "b.txt", len(content)))), *as_read[3:]]
-    reply_chars = len(json.dumps([reads[3]], ensure_ascii=False))
-    before = 4000 + (chars({**fifth, "messages": as_read}) - chars(fourth) - reply_chars) // 4
-    after = 4000 + (chars(fifth) - chars(fourth) - reply_chars) // 4
+    counted = answered(fourth, reads[3])
+    before = 4000 + (chars({**fifth, "messages": as_read}) - counted) // 4
+    after = 4000 + (chars(fifth) - counted) // 4
     assert [line for line in capsys.readouterr().out.splitlines() if line.startswith("[")] == [
         f"[Context over --clear-at 4,000: cleared 1 old tool result ({len(content):,} "
         f"characters); ~{before:,} tokens before, ~{after:,} after.]"]
@@ -193,8 +199,8 @@ def test_past_compact_at_the_summary_request_is_the_loops_own_plus_the_instructi
     assert session.messages == new_history + [assistant(text("Done."))]
     assert session.todos == TODOS  # the list itself stays, as well as its copy for the model
     assert history_problems(session.messages) == []
-    measured = 12_050 + (chars(request(s08, session, history)) - chars(client.calls[0])
-                         - len(json.dumps([text("Listing the steps."), todo]))) // 4
+    measured = 12_050 + (chars(request(s08, session, history)) - answered(
+        client.calls[0], text("Listing the steps."), todo)) // 4
     assert capsys.readouterr().out.splitlines() == [
         "Listing the steps.",
         "  > todo_write: [2 items]",
@@ -310,8 +316,8 @@ def test_still_over_after_a_summary_the_turn_stops_without_a_second_summary(s08,
     assert s08.run_turn(session, PROMPT) is False
     assert len(client.calls) == 3  # no fourth call: no second summary
     out = capsys.readouterr().out.splitlines()
-    size = 11_000 + (chars(request(s08, session, session.messages)) - chars(client.calls[2])
-                     - len(json.dumps([read]))) // 4
+    size = 11_000 + (chars(request(s08, session, session.messages))
+                     - answered(client.calls[2], read)) // 4
     assert out[-1] == (f"[The context is still ~{size:,} tokens after a summary, over "
                        "--compact-at 10,000: summarising again would not help. /clear starts a "
                        "new conversation.]")
@@ -462,8 +468,8 @@ def test_context_shows_the_size_the_thresholds_and_the_history(s08, workdir, cap
     capsys.readouterr()
     s08.command_context(session, "")
     sent = request(s08, session, [user(text("Hi"))])
-    since = chars(request(s08, session, session.messages)) - chars(sent) - len(
-        json.dumps([text("Hello.")]))
+    since = chars(request(s08, session, session.messages)) - answered(sent, text("Hello."))
+    assert since == 0  # nothing came after the reply: all of it is measured
     history = json.dumps(session.messages, ensure_ascii=False)
     assert capsys.readouterr().out == (
         f"context: ~{2520 + since // 4:,} tokens (2,520 from the last reply's usage, "
@@ -559,7 +565,7 @@ def test_the_scenario_clears_then_summarises_and_finishes_the_task(tmp_path):
             "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
             "output_tokens"))
         kept = requests[number + 1]["messages"][len(requests[number]["messages"])]["content"]
-        return tokens, chars(requests[number]) + len(json.dumps(kept, ensure_ascii=False))
+        return tokens, answered(requests[number], *kept)
 
     # Before the fourth call: two results cleared (the two files read; the run of the program
     # is one of the newest three).
