@@ -13,6 +13,7 @@ CHAPTERS = [
     "s04_hooks",
     "s05_todo_write",
     "s06_plan_mode",
+    "s07_subagents",
 ]
 # The sections each chapter changes in what it carries over from the chapter before; every
 # other carried section stays byte-identical (tests/test_chapters.py). A change here is a change
@@ -36,6 +37,14 @@ CHANGES = {
         "CALLING THE MODEL",
         "THE SESSION",
         "THE COMMAND LINE",
+    },
+    "s07_subagents": {
+        "THE AGENT LOOP",
+        "PERMISSIONS",
+        "HOOKS",
+        "CALLING THE MODEL",
+        "LIVE ONLY",
+        "THE SESSION",
     },
 }
 
