@@ -43,7 +43,7 @@ CHANGES = {
         "PERMISSIONS",
         "HOOKS",
         "CALLING THE MODEL",
-        "LIVE ONLY",
+        "LIVE ONLY: retries, usage, blocks of unknown types",
         "THE SESSION",
     },
 }
