@@ -1417,7 +1417,7 @@ def agent(session, description, prompt):
     child = replace(
         session,
         messages=[{"role": "user", "content": [{"type": "text", "text": prompt}]}],
-        subagent=description, indent=session.indent + 4, notes=[], todos=[],
+        subagent=description, indent=session.indent + 4, notes=[], todos=[], tokens=0,
         max_calls=min(SUBAGENT_MAX_CALLS, session.max_calls - session.calls))
     answer, spent = run_subagent(session, child)  # ToolError if it ends without an answer
     return f"{cut_answer(answer)}\n\n{spent}"
