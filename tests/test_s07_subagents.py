@@ -210,7 +210,8 @@ def test_a_subagent_at_its_call_limit_stops_with_its_history_valid(s07, workdir,
     session = new_session(s07, client, workdir)
     s07.run_turn(session, PROMPT)
 
-    said = 'The subagent "Find greet" stopped without an answer: It reached its limit of 2 model calls.'
+    said = ('The subagent "Find greet" stopped without an answer: It reached its limit of 2 '
+            "model calls.")
     failed = result("toolu_p1", f"{said}\n\n{trailer(2, 2)}", is_error=True)
     assert client.calls[2]["messages"] == [
         user(text(TASK)), assistant(look[0]), user(result("toolu_c1", "No files match '*.py'."))]
