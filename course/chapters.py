@@ -25,7 +25,6 @@ CHANGES = {
     "s05_todo_write": {
         "SYSTEM PROMPT",
         "THE AGENT LOOP",
-        "THE TOOLS",
         "PERMISSIONS",
         "THE SESSION",
         "THE COMMAND LINE",

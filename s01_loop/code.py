@@ -178,7 +178,7 @@ def run_tool(session, block):
         problem = bash_input_problem(tool_input)
         if problem:
             raise ToolError(problem)
-        return tool_result(block["id"], run_bash(tool_input["command"], session.workdir))
+        return tool_result(block["id"], run_bash(session, tool_input["command"]))
     except ToolError as error:
         return tool_result(block["id"], str(error), is_error=True)
     except Exception as error:  # a bug in a tool must not end the session
@@ -221,11 +221,6 @@ CATASTROPHIC = [
 ]
 
 
-# Set for the tools' processes (make_session does it): offline, HOME is the workdir, so that
-# a `~` in a script means the scratch copy and never the learner's home folder.
-TOOL_ENVIRONMENT = {}
-
-
 def catastrophic_reason(command):
     """Why this command must never run, or None."""
     for pattern, reason in CATASTROPHIC:
@@ -252,12 +247,12 @@ def ctrl_c_held():
         signal.raise_signal(signal.SIGINT)
 
 
-def run_bash(command, workdir):
+def run_bash(session, command):
     reason = catastrophic_reason(command)
     if reason:
         raise ToolError(f"Refused: this command {reason}.")
     env = {k: v for k, v in os.environ.items() if k not in SECRET_VARIABLES}
-    env.update(TOOL_ENVIRONMENT)
+    env.update(session.tool_environment)
     # the first OUTPUT_LIMIT bytes are kept, the rest only counted: a flood cannot fill the memory
     kept, cut = b"", 0
     deadline = time.monotonic() + BASH_TIMEOUT
@@ -267,7 +262,7 @@ def run_bash(command, workdir):
         # running in its own group, which the terminal's Ctrl-C does not reach.
         with ctrl_c_held():
             process = subprocess.Popen(
-                command, shell=True, cwd=workdir, env=env,
+                command, shell=True, cwd=session.workdir, env=env,
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                 start_new_session=True,  # its own process group, so a timeout can stop all of it
             )
@@ -633,6 +628,9 @@ class Session:
     args: object = None  # the command line it was made from, for /restart
     live: bool = False  # the real API answers: prompt caching, and a line of usage per call
     max_calls: int = MAX_CALLS  # model calls one prompt may make (--max-calls)
+    # set for the tools' processes (make_session does it): offline, HOME is the workdir, so
+    # that a `~` in a script means the scratch copy and never the learner's home folder
+    tool_environment: dict = field(default_factory=dict)
 
 
 def add_user_blocks(messages, blocks):
@@ -682,17 +680,20 @@ PRINTS_BLANK = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u180f\u2
 SPACE_RUN = 40  # spaces in a row shown as they are; a longer run is one marker
 
 
-def printable(text, call=False):
+def printable(text):
     """The text with every control character but the newline shown escaped (ESC as \\x1b,
     CR as \\r, tab as \\t), so that nothing the model wrote can recolour, erase or
     rewrite what the terminal shows. Nothing in it is invisible, or pushes the rest off
     the screen: a character that shows as blank or not at all is escaped too (\\u200b,
     \\u3164), and a run of more than three of them, of more than SPACE_RUN spaces or of more
     than two blank lines is one marker with its count: ⟨300 × \\u2800⟩, ⟨6000 spaces⟩.
-    The text of a call (call=True) keeps its newlines at the end and shows every CR: sh
-    runs it, so "cd sub\\r\\ntouch x" must not read as "cd sub"."""
-    if not call:
-        text = text.replace("\r\n", "\n").rstrip("\n")
+    A CR before a newline and the newlines at the end are dropped: the text reads as it is."""
+    return printable_call(text.replace("\r\n", "\n").rstrip("\n"))
+
+
+def printable_call(text):
+    """The text of a call, escaped as printable() escapes text, but with its newlines at the
+    end and every CR shown: sh runs it, so "cd sub\\r\\ntouch x" must not read as "cd sub"."""
     lines = []
     for blank, group in itertools.groupby(text.split("\n"), is_blank_line):
         group = list(group)
@@ -749,7 +750,7 @@ def call_summary(block):
         kind = "item" if isinstance(value, list) else "field"
         value = f"[{len(value)} {kind}{'s' if len(value) != 1 else ''}]"
     lines = (value if isinstance(value, str) else json.dumps(value)).split("\n")
-    summary = f"{name}: {printable(lines[0], call=True)}"
+    summary = f"{name}: {printable_call(lines[0])}"
     more = []
     if len(summary) > 160:
         more.append(f"{len(summary) - 150} more characters")
@@ -1043,9 +1044,9 @@ def make_session(args):
         workdir = workdir.resolve()
     else:
         workdir = Path.cwd().resolve()
-    TOOL_ENVIRONMENT.clear()
+    tool_environment = {}
     if offline:  # whatever a script says, `~` is the scratch copy
-        TOOL_ENVIRONMENT["HOME"] = str(workdir)
+        tool_environment["HOME"] = str(workdir)
         banner.append(f"workdir: {workdir}  (also HOME for the tools, offline)")
     else:
         banner.append(f"workdir: {workdir}")
@@ -1055,7 +1056,8 @@ def make_session(args):
     if args.trace:
         open(args.trace, "a").close()  # a trace that cannot be written fails now, not mid-session
     return Session(client=client, model=model, workdir=workdir, trace=args.trace,
-                   live=not offline, max_calls=args.max_calls, args=args), banner
+                   live=not offline, max_calls=args.max_calls,
+                   tool_environment=tool_environment, args=args), banner
 
 
 def read_line(prompt):

@@ -171,9 +171,10 @@ BASH_TOOL = {
 
 TOOLS = [BASH_TOOL]
 
-# The dispatch map: a tool's name to the function that runs it. Each chapter's
-# tools add theirs where they are defined.
-TOOL_HANDLERS = {"bash": lambda workdir, command: run_bash(command, workdir)}
+# The dispatch map: a tool's name to the function that runs it, handler(session, **input).
+# Each chapter's tools add theirs where they are defined; run_bash is defined below, in the
+# harness, so bash's entry calls it when the tool runs.
+TOOL_HANDLERS = {"bash": lambda session, command: run_bash(session, command)}
 
 # The field each tool acts on: the screen shows it first (from s03, rules are matched against it).
 CALL_SUBJECT = {"bash": "command"}
@@ -191,7 +192,7 @@ def run_tool(session, block):
         problem = input_problem(name, schema, tool_input)
         if problem:
             raise ToolError(problem)
-        return tool_result(block["id"], handler(session.workdir, **tool_input))
+        return tool_result(block["id"], handler(session, **tool_input))
     except ToolError as error:
         return tool_result(block["id"], str(error), is_error=True)
     except Exception as error:  # a bug in a tool must not end the session
@@ -229,7 +230,7 @@ def resolve_path(workdir, path):
     return target
 
 
-def shown(workdir, target):
+def workdir_relative(workdir, target):
     """A path as the model should see it: relative to the workdir."""
     return target.relative_to(Path(workdir).resolve()).as_posix() or "."
 
@@ -250,8 +251,8 @@ NOT_REGULAR = ("{} is not a regular file (a named pipe, a socket or a device). "
                "read_file, write_file and edit_file act on regular files only.")
 
 
-def read_file(workdir, path, offset=1, limit=READ_LIMIT):
-    target = resolve_path(workdir, path)
+def read_file(session, path, offset=1, limit=READ_LIMIT):
+    target = resolve_path(session.workdir, path)
     if offset < 1 or limit < 1:
         raise ToolError("offset and limit must be 1 or more (offset counts lines from 1).")
     if is_special_file(target):
@@ -308,8 +309,8 @@ def write_atomically(target, content):
         raise
 
 
-def write_file(workdir, path, content):
-    target = resolve_path(workdir, path)
+def write_file(session, path, content):
+    target = resolve_path(session.workdir, path)
     if is_special_file(target):
         raise ToolError(NOT_REGULAR.format(path))
     try:
@@ -320,11 +321,11 @@ def write_file(workdir, path, content):
     except OSError as error:
         raise ToolError(f"Cannot write {path}: {error.strerror}.") from None
     done = "Overwrote" if existed else "Created"
-    return f"{done} {shown(workdir, target)} ({len(content)} characters)."
+    return f"{done} {workdir_relative(session.workdir, target)} ({len(content)} characters)."
 
 
-def edit_file(workdir, path, old_string, new_string, replace_all=False):
-    target = resolve_path(workdir, path)
+def edit_file(session, path, old_string, new_string, replace_all=False):
+    target = resolve_path(session.workdir, path)
     if old_string == "":
         raise ToolError("old_string is empty. To create a file, use write_file.")
     if old_string == new_string:
@@ -354,14 +355,15 @@ def edit_file(workdir, path, old_string, new_string, replace_all=False):
         raise ToolError(f"Cannot write {path}: {error.strerror}.") from None
     replaced = count if replace_all else 1
     plural = "s" if replaced > 1 else ""
-    return f"Replaced {replaced} occurrence{plural} in {shown(workdir, target)}."
+    relative = workdir_relative(session.workdir, target)
+    return f"Replaced {replaced} occurrence{plural} in {relative}."
 
 
-def glob_files(workdir, pattern):
+def glob_files(session, pattern):
     if pattern.startswith("/"):
         raise ToolError("Refused: the pattern must be relative to the working directory.")
-    resolve_path(workdir, pattern)  # the same refusals as a path: '..', '~', NUL
-    root = Path(workdir).resolve()
+    resolve_path(session.workdir, pattern)  # the same refusals as a path: '..', '~', NUL
+    root = Path(session.workdir).resolve()
     parts = [part for part in pattern.split("/") if part not in ("", ".")]
     if not parts or len(parts) > GLOB_PARTS:
         raise ToolError(f"Bad pattern {pattern!r}: it must have 1 to {GLOB_PARTS} parts "
@@ -381,7 +383,7 @@ def glob_files(workdir, pattern):
             after = glob_step(parts, states, entry.name)
             inside = len(parts) in after and Path(entry.path).resolve().is_relative_to(root)
             if inside and entry.is_file():  # a symlink to a file outside is not listed
-                found.append(shown(root, Path(entry.path)))
+                found.append(workdir_relative(root, Path(entry.path)))
             if after - {len(parts)} and entry.is_dir(follow_symlinks=False):
                 folders.append((Path(entry.path), after))
     if not found and not stopped:
@@ -518,11 +520,6 @@ CATASTROPHIC = [
 ]
 
 
-# Set for the tools' processes (make_session does it): offline, HOME is the workdir, so that
-# a `~` in a script means the scratch copy and never the learner's home folder.
-TOOL_ENVIRONMENT = {}
-
-
 def catastrophic_reason(command):
     """Why this command must never run, or None."""
     for pattern, reason in CATASTROPHIC:
@@ -549,12 +546,12 @@ def ctrl_c_held():
         signal.raise_signal(signal.SIGINT)
 
 
-def run_bash(command, workdir):
+def run_bash(session, command):
     reason = catastrophic_reason(command)
     if reason:
         raise ToolError(f"Refused: this command {reason}.")
     env = {k: v for k, v in os.environ.items() if k not in SECRET_VARIABLES}
-    env.update(TOOL_ENVIRONMENT)
+    env.update(session.tool_environment)
     # the first OUTPUT_LIMIT bytes are kept, the rest only counted: a flood cannot fill the memory
     kept, cut = b"", 0
     deadline = time.monotonic() + BASH_TIMEOUT
@@ -564,7 +561,7 @@ def run_bash(command, workdir):
         # running in its own group, which the terminal's Ctrl-C does not reach.
         with ctrl_c_held():
             process = subprocess.Popen(
-                command, shell=True, cwd=workdir, env=env,
+                command, shell=True, cwd=session.workdir, env=env,
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                 start_new_session=True,  # its own process group, so a timeout can stop all of it
             )
@@ -939,6 +936,9 @@ class Session:
     args: object = None  # the command line it was made from, for /restart
     live: bool = False  # the real API answers: prompt caching, and a line of usage per call
     max_calls: int = MAX_CALLS  # model calls one prompt may make (--max-calls)
+    # set for the tools' processes (make_session does it): offline, HOME is the workdir, so
+    # that a `~` in a script means the scratch copy and never the learner's home folder
+    tool_environment: dict = field(default_factory=dict)
 
 
 def add_user_blocks(messages, blocks):
@@ -988,17 +988,20 @@ PRINTS_BLANK = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u180f\u2
 SPACE_RUN = 40  # spaces in a row shown as they are; a longer run is one marker
 
 
-def printable(text, call=False):
+def printable(text):
     """The text with every control character but the newline shown escaped (ESC as \\x1b,
     CR as \\r, tab as \\t), so that nothing the model wrote can recolour, erase or
     rewrite what the terminal shows. Nothing in it is invisible, or pushes the rest off
     the screen: a character that shows as blank or not at all is escaped too (\\u200b,
     \\u3164), and a run of more than three of them, of more than SPACE_RUN spaces or of more
     than two blank lines is one marker with its count: ⟨300 × \\u2800⟩, ⟨6000 spaces⟩.
-    The text of a call (call=True) keeps its newlines at the end and shows every CR: sh
-    runs it, so "cd sub\\r\\ntouch x" must not read as "cd sub"."""
-    if not call:
-        text = text.replace("\r\n", "\n").rstrip("\n")
+    A CR before a newline and the newlines at the end are dropped: the text reads as it is."""
+    return printable_call(text.replace("\r\n", "\n").rstrip("\n"))
+
+
+def printable_call(text):
+    """The text of a call, escaped as printable() escapes text, but with its newlines at the
+    end and every CR shown: sh runs it, so "cd sub\\r\\ntouch x" must not read as "cd sub"."""
     lines = []
     for blank, group in itertools.groupby(text.split("\n"), is_blank_line):
         group = list(group)
@@ -1055,7 +1058,7 @@ def call_summary(block):
         kind = "item" if isinstance(value, list) else "field"
         value = f"[{len(value)} {kind}{'s' if len(value) != 1 else ''}]"
     lines = (value if isinstance(value, str) else json.dumps(value)).split("\n")
-    summary = f"{name}: {printable(lines[0], call=True)}"
+    summary = f"{name}: {printable_call(lines[0])}"
     more = []
     if len(summary) > 160:
         more.append(f"{len(summary) - 150} more characters")
@@ -1349,9 +1352,9 @@ def make_session(args):
         workdir = workdir.resolve()
     else:
         workdir = Path.cwd().resolve()
-    TOOL_ENVIRONMENT.clear()
+    tool_environment = {}
     if offline:  # whatever a script says, `~` is the scratch copy
-        TOOL_ENVIRONMENT["HOME"] = str(workdir)
+        tool_environment["HOME"] = str(workdir)
         banner.append(f"workdir: {workdir}  (also HOME for the tools, offline)")
     else:
         banner.append(f"workdir: {workdir}")
@@ -1361,7 +1364,8 @@ def make_session(args):
     if args.trace:
         open(args.trace, "a").close()  # a trace that cannot be written fails now, not mid-session
     return Session(client=client, model=model, workdir=workdir, trace=args.trace,
-                   live=not offline, max_calls=args.max_calls, args=args), banner
+                   live=not offline, max_calls=args.max_calls,
+                   tool_environment=tool_environment, args=args), banner
 
 
 def read_line(prompt):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from anthropic.types import Message
 
-from course import CHAPTERS, ROOT, offline_environment
+from course import CHAPTERS, ROOT, offline_environment, section_map
 
 # The loader, the fake client and the message builders a learner's exercise checks use too:
 # one source for both.
@@ -37,6 +37,22 @@ from course.check import (  # noqa: F401
 )
 
 PRESENT = [name for name in CHAPTERS if (ROOT / name / "code.py").exists()]
+
+
+def chapters_that_change(*sections):
+    """The chapters a test of these sections runs on: the first that has one of them, each
+    whose copy of one differs from the chapter before's, and the newest, which holds every
+    later change around them. A chapter between carries them byte for byte
+    (tests/test_chapters.py), and its own changes have its own tests."""
+    chosen, before = [], None
+    for name in PRESENT:
+        texts = [section_map(name).get(section, (None, None))[1] for section in sections]
+        if any(texts) and texts != before:
+            chosen.append(name)
+        before = texts
+    if chosen and chosen[-1] != PRESENT[-1]:
+        chosen.append(PRESENT[-1])
+    return chosen
 
 _loads = itertools.count()
 

@@ -20,7 +20,11 @@ from hypothesis import strategies as st
 import support
 from support import FakeClient, load_chapter, new_session, reply, result, text, tool_use, user
 
-CHAPTERS = [name for name in support.PRESENT if name >= "s03"]
+# The guard, from s03 on: what decides (PERMISSIONS and its mechanics), what runs (RUNNING
+# BASH SAFELY) and the paths (THE WORKSPACE GUARD), on each chapter that changes one of them.
+CHAPTERS = [name for name in support.chapters_that_change(
+    "PERMISSIONS", "THE PERMISSION MECHANICS", "RUNNING BASH SAFELY", "THE WORKSPACE GUARD")
+    if name >= "s03"]
 PLAN_CHAPTERS = [name for name in CHAPTERS if name >= "s06"]
 
 ASK_ONCE = "    [y] yes  [n] no: "
@@ -360,7 +364,7 @@ def test_every_command_the_allowlist_accepts_changes_no_file_in_or_beside_the_wo
     os.link(outside / "secret", workdir / "hard.md")
     before = snapshot(root)
     accepted = []
-    environment = {"HOME": str(workdir)}
+    session = new_session(chapter, FakeClient(), workdir, tool_environment={"HOME": str(workdir)})
 
     @settings(max_examples=60, deadline=None, derandomize=True, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -371,9 +375,7 @@ def test_every_command_the_allowlist_accepts_changes_no_file_in_or_beside_the_wo
     def property(command):
         if chapter.is_read_only(command, workdir):
             accepted.append(command)
-            with pytest.MonkeyPatch.context() as patch:
-                patch.setattr(chapter, "TOOL_ENVIRONMENT", environment)
-                output = chapter.run_bash(command, workdir)
+            output = chapter.run_bash(session, command)
             assert snapshot(root) == before, command
             assert "FROM-OUTSIDE" not in output, command  # nothing read from outside
 
@@ -490,6 +492,34 @@ def test_the_question_for_a_secret_says_why_and_offers_no_always(chapter, tmp_pa
     assert "    This call reads .env: a file that holds keys." in shown
 
 
+# Read by another spelling: is_read_only does not follow the shell's quotes and backslashes,
+# so the power-file check sees a command that may change .env; it asks, and says "reads".
+SPELLED_READS = {"cat .e\\nv": ".env", "head -n 1 .e'n'v": ".env", 'grep KEY ".env"': ".env"}
+SPELLED_CHANGES = {"cat .e\\nv > x": ".env", "cp .e\\nv x && rm .env": ".env"}
+
+
+@pytest.mark.parametrize("mode", ["default", "accept_edits", "bypass"])
+def test_a_read_of_a_file_that_holds_keys_by_another_spelling_is_asked_as_a_read(
+        chapter, tmp_path, keyboard, capsys, mode):
+    allow_all = {"permissions": {"allow": ["bash"]}}
+    assert {command: bash(chapter, tmp_path, command, mode=mode, settings=allow_all)
+            for command in SPELLED_READS | SPELLED_CHANGES} == {
+        **{command: ("ask", f"it reads {found}: a file that holds keys")
+           for command, found in SPELLED_READS.items()},
+        **{command: ("ask", f"it changes {found}: {ENV_WHY}")
+           for command, found in SPELLED_CHANGES.items()}}
+    (tmp_path / ".env").write_text("KEY=1\n")
+    keyboard.feed("n")
+    call = tool_use("toolu_1", "bash", {"command": "cat .e\\nv"})
+    session = new_session(chapter, FakeClient(reply(call), reply(text("Ok."))), tmp_path,
+                          mode=mode, settings=allow_all)
+    chapter.run_turn(session, "read it")
+    assert keyboard.asked == [ASK_ONCE]
+    out = capsys.readouterr().out.splitlines()
+    start = out.index("  ? allow bash: cat .e\\nv")
+    assert out[start + 1] == "    This call reads .env: a file that holds keys."
+
+
 # ---- start-up files by rule --------------------------------------------------------------------
 
 DOT_WHY = "a program may read a dot file at the top of HOME when it starts"
@@ -497,20 +527,20 @@ CODE_WHY = "the harness runs the code in this folder when it starts"
 
 
 @pytest.mark.parametrize("mode", ["default", "accept_edits", "bypass"])
-def test_a_write_to_a_dot_name_at_the_top_of_home_asks_in_every_mode(chapter, tmp_path,
-                                                                     monkeypatch, mode):
-    monkeypatch.setitem(chapter.TOOL_ENVIRONMENT, "HOME", str(tmp_path))
+def test_a_write_to_a_dot_name_at_the_top_of_home_asks_in_every_mode(chapter, tmp_path, mode):
+    home = {"HOME": str(tmp_path)}
     writes = {("write_file", ".lesskey"): ".lesskey", ("edit_file", ".curlrc"): ".curlrc",
               ("bash", "echo x > .wgetrc"): ".wgetrc", ("bash", "cp a .gdbinit"): ".gdbinit",
               ("bash", "echo x > ~/.foorc"): "~/.foorc", ("write_file", ".tool/conf"): ".tool/conf"}
     inputs = {"write_file": lambda path: {"path": path, "content": "x"},
               "edit_file": lambda path: {"path": path, "old_string": "a", "new_string": "b"},
               "bash": lambda command: {"command": command}}
-    assert {call: decide(chapter, tmp_path, call[0], inputs[call[0]](call[1]), mode=mode)
+    assert {call: decide(chapter, tmp_path, call[0], inputs[call[0]](call[1]), mode=mode,
+                         tool_environment=home)
             for call in writes} == {call: ("ask", f"it changes {what}: {DOT_WHY}")
                                     for call, what in writes.items()}
     assert decide(chapter, tmp_path, "write_file", {"path": "sub/.x", "content": "x"},
-                  mode="bypass") == ("allow", "bypass mode")
+                  mode="bypass", tool_environment=home) == ("allow", "bypass mode")
 
 
 @pytest.mark.parametrize("mode", ["accept_edits", "bypass"])

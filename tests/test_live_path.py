@@ -31,11 +31,11 @@ import anthropic._base_client
 import pytest
 
 import support
-from course import section_map
 from live_api import SILENCE, error, message, raw
 from support import (
     PRESENT,
     assistant,
+    chapters_that_change,
     clean_env,
     golden,
     load_chapter,
@@ -51,18 +51,11 @@ from support import (
 KEY = "sk-ant-test-LOOPBACK-0123456789"
 
 
-def differs_from_the_chapter_before(section):
-    """The chapters whose `section` is not the one of the chapter before (and the first)."""
-    texts = [section_map(name)[section][1] for name in PRESENT]
-    return [name for number, name in enumerate(PRESENT)
-            if number == 0 or texts[number] != texts[number - 1]]
-
-
 # A turn is run_turn and agent_loop (THE AGENT LOOP): every chapter that changes them. (The
 # bash tool they run in these tests is allowed, in bypass mode from s03 on: the tools' own
 # differences are the chapters' own tests.) The call itself (CALLING THE MODEL) is the same
 # in every chapter but for the tools s06 offers: the first and the last chapter.
-CHAPTERS = differs_from_the_chapter_before("THE AGENT LOOP")
+CHAPTERS = chapters_that_change("THE AGENT LOOP")
 EDGES = [PRESENT[0], PRESENT[-1]]
 
 

@@ -216,7 +216,7 @@ def test_restart_offline_makes_a_new_session_in_a_fresh_copy_of_the_workspace(
     assert (first_workdir / "scratch.txt").read_text() == "made in the first run"  # left to look at
     assert session.messages == [] and session.client is not first_client
     assert session.client.position == 0 and session.args is args
-    assert chapter.TOOL_ENVIRONMENT == {"HOME": str(session.workdir)}
+    assert session.tool_environment == {"HOME": str(session.workdir)}
     for field, value in {"todos": [], "plan_mode": False, "notes": [], "mode": "default"}.items():
         if hasattr(session, field):
             assert getattr(session, field) == value
@@ -234,7 +234,7 @@ def test_restart_live_is_a_new_conversation_in_the_same_workdir(
     monkeypatch.chdir(tmp_path)
     session, banner = chapter.make_session(chapter.parse_args([]))
     assert f"workdir: {tmp_path.resolve()}" in banner  # live: the cwd, and HOME as it is
-    assert chapter.TOOL_ENVIRONMENT == {}
+    assert session.tool_environment == {}
     session.messages.append(user(text("hi")))
     capsys.readouterr()
     chapter.run_command(session, "/restart")
@@ -321,7 +321,7 @@ def test_offline_the_tools_home_is_the_workdir(chapter, tmp_path):
         chapter.parse_args(["--offline", "--workdir", str(tmp_path)])
     )
     assert f"workdir: {tmp_path.resolve()}{HOME_NOTE}" in banner
-    assert chapter.run_bash("echo ~; echo $HOME", session.workdir) == (
+    assert chapter.run_bash(session, "echo ~; echo $HOME") == (
         f"{tmp_path.resolve()}\n{tmp_path.resolve()}\n[exit code: 0]"
     )
 
@@ -411,7 +411,7 @@ def play_s01_then_wait(monkeypatch, tmp_path, sleep):
     script = s01.load_script(ROOT / "s01_loop" / "scenario.json")
     commands = []
 
-    def fake_bash(command, workdir):
+    def fake_bash(session, command):
         commands.append(command)
         if command == "sleep 20":
             return sleep()

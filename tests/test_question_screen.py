@@ -12,7 +12,8 @@ import pytest
 import support
 from support import FakeClient, load_chapter, new_session, reply, text, tool_use
 
-CHAPTERS = [name for name in support.PRESENT if name >= "s03"]
+# The question is asked in PERMISSIONS, and shown by its mechanics.
+CHAPTERS = support.chapters_that_change("PERMISSIONS", "THE PERMISSION MECHANICS")
 FILE_CHAPTERS = [name for name in support.PRESENT if name >= "s02"]
 
 ASK = "    [y] yes  [a] always (saved to .agent/settings.json)  [n] no: "

@@ -70,6 +70,7 @@ from support import (
     PRESENT,
     ROOT,
     assistant,
+    chapters_that_change,
     clean_env,
     ctrl_c_delivered,
     load_chapter,
@@ -91,7 +92,8 @@ PROFILE = settings.get_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
 # The properties share one module per chapter across their examples (loading one
 # takes a while); they patch it only inside `with` blocks. Other tests load a fresh one.
 shared_chapter = functools.cache(load_chapter)
-FILE_CHAPTERS = [name for name in PRESENT if hasattr(shared_chapter(name), "resolve_path")]
+# The file tools' own properties: where their sections change, and the newest chapter.
+FILE_CHAPTERS = chapters_that_change("THE WORKSPACE GUARD", "THE FILE TOOLS")
 
 
 def no_problems(calls):
@@ -405,10 +407,10 @@ def test_ctrl_c_in_a_tool_answers_every_call_and_the_next_prompt_works(name, tmp
     session = new_session(chapter, client, tmp_path)
     real_run_bash = chapter.run_bash
 
-    def run_bash(command, *rest, **options):
+    def run_bash(session, command):
         if command == "echo two":
             raise KeyboardInterrupt
-        return real_run_bash(command, *rest, **options)
+        return real_run_bash(session, command)
 
     with (
         patch.object(chapter, "run_bash", run_bash),
@@ -964,7 +966,8 @@ def test_a_flood_of_output_is_cut_while_it_arrives(name, tmp_path):
     chapter = load_chapter(name)
     tracemalloc.start()
     try:
-        output = chapter.run_bash("head -c 8000000 /dev/zero | tr '\\0' x", tmp_path)  # 8 MB of x
+        output = chapter.run_bash(new_session(chapter, None, tmp_path),
+                                  "head -c 8000000 /dev/zero | tr '\\0' x")  # 8 MB of x
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

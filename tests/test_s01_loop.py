@@ -331,10 +331,10 @@ def test_ctrl_c_inside_a_tool_still_gives_every_tool_use_a_result(
 ):
     real_run_bash = chapter.run_bash
 
-    def run_bash(command, workdir):  # Ctrl-C while the second command runs
+    def run_bash(session, command):  # Ctrl-C while the second command runs
         if command == "second":
             raise KeyboardInterrupt
-        return real_run_bash(command, workdir)
+        return real_run_bash(session, command)
 
     monkeypatch.setattr(chapter, "run_bash", run_bash)
     calls = [tool_use("toolu_1", "bash", {"command": "echo first"}),

@@ -27,7 +27,7 @@ from support import (
     user,
 )
 
-CHAPTERS = [name for name in support.PRESENT if name >= "s03"]
+CHAPTERS = support.chapters_that_change("PERMISSIONS", "THE PERMISSION MECHANICS")
 
 ASK = "    [y] yes  [a] always (saved to .agent/settings.json)  [n] no: "
 ASK_ONCE = "    [y] yes  [n] no: "  # for a chain, and for a call that changes the settings

@@ -2268,3 +2268,15 @@ def test_axe_finds_nothing_serious_on_the_largest_chinese_chapter_and_the_chines
                if not view.startswith("#diff")]
     print("\n" + "\n".join(result.line() for result in results))
     assert [f"{r.page}{r.view}: {r.blocking}" for r in results if r.blocking] == []
+
+
+@pytest.mark.browser
+def test_the_sampled_check_still_finds_poor_contrast_and_a_missing_alt(checker, tmp_path):
+    """Sampling narrows what the contrast rule looks at; it must not blind it, or the rest."""
+    (tmp_path / "bad.html").write_text(
+        '<!doctype html><html lang="en"><head><title>t</title></head><body><main><h1>t</h1>'
+        '<p>readable</p><p style="color: #ccc">faint</p><p style="color: #ccc">faint too</p>'
+        '<img src="x.png"></main></body></html>', encoding="utf-8")
+    result = checker.check(tmp_path, "bad.html", sampled=True)
+    assert [(v[0], v[1], v[2]) for v in result.violations] == [
+        ("color-contrast", "serious", 1), ("image-alt", "critical", 1)]

@@ -11,7 +11,7 @@ Hint: Besides the head, keep a tail of at most 5,000 bytes while you read, and c
 
 from pathlib import Path
 
-from course.check import expect_equal, load, run, scratch
+from course.check import expect_equal, load, new_session, run, scratch
 
 CODE = Path(__file__).resolve().parent.parent / "code.py"
 
@@ -30,10 +30,11 @@ def check(code):
     chapter = load(code)
     numbers = "".join(f"{n}\n" for n in range(1, 3001))
     with scratch() as work:
-        long_run = chapter.run_bash("seq 1 3000", work)
-        at_limit = chapter.run_bash(x_bytes(10_000), work)
-        one_more = chapter.run_bash(x_bytes(10_001), work)
-        flood = chapter.run_bash(x_bytes(3_000_000), work)
+        session = new_session(chapter, None, work)
+        long_run = chapter.run_bash(session, "seq 1 3000")
+        at_limit = chapter.run_bash(session, x_bytes(10_000))
+        one_more = chapter.run_bash(session, x_bytes(10_001))
+        flood = chapter.run_bash(session, x_bytes(3_000_000))
     expect_equal(long_run, cut_in_the_middle(numbers).rstrip() + "\n[exit code: 0]",
                  "run_bash does not keep the first 5,000 and the last 5,000 bytes of a long "
                  "output, with the cut marked in the middle.")

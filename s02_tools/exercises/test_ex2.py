@@ -2,12 +2,12 @@
 
 Task: Add a tool `count_lines` with one field, `path` (a string, required), that answers
 `notes.md has 3 lines.` (`1 line`, and `0 lines` for an empty file), counting lines as
-read_file does. Its schema goes at the end of `FILE_TOOLS`, its function starts with
-`resolve_path(workdir, path)`, and it joins the dispatch map in the `TOOL_HANDLERS.update(...)`
-at the end of THE FILE TOOLS. The rest comes with the loop: `../x` is refused by the guard, and
-`{"path": "notes.md", "lines": 2}` gets `count_lines has no field 'lines'. Its fields: path.`
-without your function running. A file that is not there gets
-`Cannot read nope.txt: No such file or directory.`
+read_file does. Its schema goes at the end of `FILE_TOOLS`, its function
+`count_lines(session, path)` starts with `resolve_path(session.workdir, path)`, and it joins the
+dispatch map in the `TOOL_HANDLERS.update(...)` at the end of THE FILE TOOLS. The rest comes
+with the loop: `../x` is refused by the guard, and `{"path": "notes.md", "lines": 2}` gets
+`count_lines has no field 'lines'. Its fields: path.` without your function running. A file
+that is not there gets `Cannot read nope.txt: No such file or directory.`
 
 Hint: `read_file` shows how to read a file and count its lines; copy its error handling.
 """
