@@ -221,9 +221,10 @@ BASH_TOOL = {
 
 TOOLS = [BASH_TOOL]
 
-# The dispatch map: a tool's name to the function that runs it. Each chapter's
-# tools add theirs where they are defined.
-TOOL_HANDLERS = {"bash": lambda workdir, command: run_bash(command, workdir)}
+# The dispatch map: a tool's name to the function that runs it, handler(session, **input).
+# Each chapter's tools add theirs where they are defined; run_bash is defined below, in the
+# harness, so bash's entry calls it when the tool runs.
+TOOL_HANDLERS = {"bash": lambda session, command: run_bash(session, command)}
 
 # The field each tool acts on: the screen shows it first (from s03, rules are matched against it).
 CALL_SUBJECT = {"bash": "command"}
@@ -254,7 +255,7 @@ def run_tool(session, block):
             decision, reason = ask_permission(session, block)
         if decision == "deny":
             raise ToolError(reason)
-        content = handler(session if name in SESSION_TOOLS else session.workdir, **tool_input)
+        content = handler(session, **tool_input)
         hooked = run_hooks(session, "PostToolUse", tool_name=name, tool_input=tool_input,
                            tool_response=content)
         feedback = "\n".join(text for text in (hooked["context"], hooked["reason"]) if text)
@@ -300,7 +301,7 @@ def resolve_path(workdir, path):
     return target
 
 
-def shown(workdir, target):
+def workdir_relative(workdir, target):
     """A path as the model should see it: relative to the workdir."""
     return target.relative_to(Path(workdir).resolve()).as_posix() or "."
 
@@ -321,8 +322,8 @@ NOT_REGULAR = ("{} is not a regular file (a named pipe, a socket or a device). "
                "read_file, write_file and edit_file act on regular files only.")
 
 
-def read_file(workdir, path, offset=1, limit=READ_LIMIT):
-    target = resolve_path(workdir, path)
+def read_file(session, path, offset=1, limit=READ_LIMIT):
+    target = resolve_path(session.workdir, path)
     if offset < 1 or limit < 1:
         raise ToolError("offset and limit must be 1 or more (offset counts lines from 1).")
     if is_special_file(target):
@@ -379,8 +380,8 @@ def write_atomically(target, content):
         raise
 
 
-def write_file(workdir, path, content):
-    target = resolve_path(workdir, path)
+def write_file(session, path, content):
+    target = resolve_path(session.workdir, path)
     if is_special_file(target):
         raise ToolError(NOT_REGULAR.format(path))
     try:
@@ -391,11 +392,11 @@ def write_file(workdir, path, content):
     except OSError as error:
         raise ToolError(f"Cannot write {path}: {error.strerror}.") from None
     done = "Overwrote" if existed else "Created"
-    return f"{done} {shown(workdir, target)} ({len(content)} characters)."
+    return f"{done} {workdir_relative(session.workdir, target)} ({len(content)} characters)."
 
 
-def edit_file(workdir, path, old_string, new_string, replace_all=False):
-    target = resolve_path(workdir, path)
+def edit_file(session, path, old_string, new_string, replace_all=False):
+    target = resolve_path(session.workdir, path)
     if old_string == "":
         raise ToolError("old_string is empty. To create a file, use write_file.")
     if old_string == new_string:
@@ -425,14 +426,15 @@ def edit_file(workdir, path, old_string, new_string, replace_all=False):
         raise ToolError(f"Cannot write {path}: {error.strerror}.") from None
     replaced = count if replace_all else 1
     plural = "s" if replaced > 1 else ""
-    return f"Replaced {replaced} occurrence{plural} in {shown(workdir, target)}."
+    relative = workdir_relative(session.workdir, target)
+    return f"Replaced {replaced} occurrence{plural} in {relative}."
 
 
-def glob_files(workdir, pattern):
+def glob_files(session, pattern):
     if pattern.startswith("/"):
         raise ToolError("Refused: the pattern must be relative to the working directory.")
-    resolve_path(workdir, pattern)  # the same refusals as a path: '..', '~', NUL
-    root = Path(workdir).resolve()
+    resolve_path(session.workdir, pattern)  # the same refusals as a path: '..', '~', NUL
+    root = Path(session.workdir).resolve()
     parts = [part for part in pattern.split("/") if part not in ("", ".")]
     if not parts or len(parts) > GLOB_PARTS:
         raise ToolError(f"Bad pattern {pattern!r}: it must have 1 to {GLOB_PARTS} parts "
@@ -452,7 +454,7 @@ def glob_files(workdir, pattern):
             after = glob_step(parts, states, entry.name)
             inside = len(parts) in after and Path(entry.path).resolve().is_relative_to(root)
             if inside and entry.is_file():  # a symlink to a file outside is not listed
-                found.append(shown(root, Path(entry.path)))
+                found.append(workdir_relative(root, Path(entry.path)))
             if after - {len(parts)} and entry.is_dir(follow_symlinks=False):
                 folders.append((Path(entry.path), after))
     if not found and not stopped:
@@ -574,12 +576,9 @@ def check_permission(session, name, tool_input):
     rule = matching_rule(session, "deny", name, tool_input)
     if rule:
         return "deny", f"Denied by the rule {rule!r} in .agent/settings.json."
-    power = changes_power_file(session, name, tool_input)
-    if power:  # in every mode, whatever the rules allow
-        return "ask", f"it changes {power[0]}: {power[1]}"
-    secret = reads_secret(session, name, tool_input)
-    if secret:  # in every mode, whatever the rules allow
-        return "ask", f"it reads {secret}: {SECRET_WHY}"
+    why = asks_in_every_mode(session, name, tool_input)
+    if why:  # in every mode, whatever the rules allow
+        return "ask", f"it {why}"
     for decision in ("ask", "allow"):
         rule = matching_rule(session, decision, name, tool_input)
         if rule:
@@ -601,19 +600,15 @@ def ask_permission(session, block):
     name, tool_input = block["name"], block["input"]
     asker = f'subagent "{one_line(session.subagent)}" asks: ' if session.subagent else ""
     show(f"? {asker}allow {describe_call(block)}", 2)
-    power = changes_power_file(session, name, tool_input)
-    secret = reads_secret(session, name, tool_input)
-    if power:
-        show(f"This call changes {power[0]}: {power[1]}.", 4)
-        answers = {"y": "y", "yes": "y"}
-    elif secret:
-        show(f"This call reads {secret}: {SECRET_WHY}.", 4)
+    why = asks_in_every_mode(session, name, tool_input)
+    if why:
+        show(f"This call {why}.", 4)
         answers = {"y": "y", "yes": "y"}
     elif name == "bash" and is_chain(tool_input["command"]):
         show("[a] always is not offered: this is not one plain command.", 4)
         answers = {"y": "y", "yes": "y"}
     elif name == "bash" and SUBJECT_LIMIT < max(len(tool_input["command"]),
-                                                len(printable(tool_input["command"], call=True))):
+                                                len(printable_call(tool_input["command"]))):
         show(f"[a] always is not offered: the command is {len(tool_input['command'])} characters "
              f"long, and a question shows {SUBJECT_LIMIT} at most.", 4)
         answers = {"y": "y", "yes": "y"}
@@ -1096,11 +1091,10 @@ def command_todos(session, argument):
          "(the todo list is empty: the model has not written one in this conversation)")
 
 
-# todo_write joins the tools. It acts on the session, not on files, so it gets the
-# session instead of the workdir.
+# todo_write joins the tools. Like every handler it gets the session; it acts on the
+# session's todo list, not on files.
 TOOLS.append(TODO_TOOL)
 TOOL_HANDLERS["todo_write"] = todo_write
-SESSION_TOOLS = {"todo_write"}
 
 
 # ======================================================================
@@ -1210,9 +1204,10 @@ def exit_plan_mode(session, plan):
                            "Plan mode stays on: revise the plan and submit it again "
                            "with exit_plan_mode.", ends_turn=False)
     try:  # the folder is resolved and checked: a .agent/plans that links out is not written
-        target = resolve_path(session.workdir, shown(session.workdir, plan_file(session)))
+        relative = workdir_relative(session.workdir, plan_file(session))
+        target = resolve_path(session.workdir, relative)
         write_atomically(target, plan.rstrip("\n") + "\n")
-        saved = f"The plan is saved in {shown(session.workdir, target)}."
+        saved = f"The plan is saved in {workdir_relative(session.workdir, target)}."
     except ToolError:
         saved = ("The plan could not be saved (.agent/plans leads outside the working "
                  "directory), but it is approved all the same.")
@@ -1269,7 +1264,6 @@ def leave_plan(session):
 TOOLS += [ENTER_PLAN_TOOL, EXIT_PLAN_TOOL]
 TOOL_HANDLERS.update({"enter_plan_mode": enter_plan_mode,
                       "exit_plan_mode": exit_plan_mode})
-SESSION_TOOLS |= {"enter_plan_mode", "exit_plan_mode"}
 
 
 # ======================================================================
@@ -1359,7 +1353,6 @@ def ask_user_question(session, questions):
 # permission mode (the permission check lets it run; the asking is the tool itself).
 TOOLS.append(ASK_TOOL)
 TOOL_HANDLERS["ask_user_question"] = ask_user_question
-SESSION_TOOLS.add("ask_user_question")
 
 
 # ======================================================================
@@ -1443,12 +1436,11 @@ def subagent_refuses(session, name, tool_input):
     return None
 
 
-# The agent tool joins the others. It acts on the session; it changes nothing by itself (each
-# of its subagent's calls is checked on its own), so it runs without asking, in every mode.
+# The agent tool joins the others. It changes nothing by itself (each of its subagent's calls
+# is checked on its own), so it runs without asking, in every mode.
 TOOLS.append(AGENT_TOOL)
 TOOL_HANDLERS["agent"] = agent
 CALL_SUBJECT["agent"] = "description"
-SESSION_TOOLS.add("agent")
 SAFE_TOOLS.add("agent")
 
 
@@ -1620,7 +1612,7 @@ def call_subject(session, name, tool_input):
     subject = tool_input.get(field_name, "") if field_name else ""
     if field_name == "path" and subject:  # "/abs/workdir/.env", "./.env" and ".env" are one file
         try:
-            return shown(session.workdir, resolve_path(session.workdir, subject))
+            return workdir_relative(session.workdir, resolve_path(session.workdir, subject))
         except ToolError:
             return os.path.normpath(subject)  # the tool itself will refuse this path
     return subject
@@ -1751,11 +1743,11 @@ def changes_power_file(session, name, tool_input):
             target = resolve_path(session.workdir, tool_input["path"])
         except ToolError:
             return None  # the tool itself will refuse this path
-        relative = shown(session.workdir, target)
+        relative = workdir_relative(session.workdir, target)
         for key in (relative.lower(), *relative.lower().split("/")):  # .GIT is .git on macOS
             if key in POWER_FILES:
                 return relative, POWER_FILES[key]
-        why = runs_at_start(target)
+        why = runs_at_start(session, target)
         return (relative, why) if why else None
     if name == "bash" and not is_read_only(tool_input["command"], session.workdir):
         command = tool_input["command"]
@@ -1764,9 +1756,9 @@ def changes_power_file(session, name, tool_input):
             if re.search(rf"(?<![\w.-]){re.escape(key)}(?![\w.-])", bare, re.IGNORECASE):
                 return key, why
         for path in sorted(named_paths(session.workdir, command_spellings(command))):
-            home = TOOL_ENVIRONMENT.get("HOME") or os.environ.get("HOME") or "/"
+            home = session.tool_environment.get("HOME") or os.environ.get("HOME") or "/"
             full = Path(home, path[2:]) if path.startswith("~/") else Path(session.workdir, path)
-            why = runs_at_start(Path(os.path.normpath(full.absolute())))
+            why = runs_at_start(session, Path(os.path.normpath(full.absolute())))
             if why:
                 return path, why
         if made_up_name(bare):
@@ -1775,13 +1767,13 @@ def changes_power_file(session, name, tool_input):
     return None
 
 
-def runs_at_start(target):
+def runs_at_start(session, target):
     """Why a file at this absolute path may run code at a next start, or None. A list of the
     start-up files lost: .lesskey, .curlrc, .wgetrc, .gdbinit were missing, and the next tool
     adds one. So every dot name at the top of HOME (offline, the workdir), and every file in
     the folders that hold the harness's code and the modules it has imported (its own folder:
     a new readline.py there runs at the next start)."""
-    home = TOOL_ENVIRONMENT.get("HOME") or os.environ.get("HOME")
+    home = session.tool_environment.get("HOME") or os.environ.get("HOME")
     if home and target.is_relative_to(Path(home).resolve()) and target != Path(home).resolve():
         if target.relative_to(Path(home).resolve()).parts[0].startswith("."):
             return "a program may read a dot file at the top of HOME when it starts"
@@ -1831,7 +1823,8 @@ def reads_secret(session, name, tool_input):
     """
     if name == "read_file":
         try:
-            target = shown(session.workdir, resolve_path(session.workdir, tool_input["path"]))
+            resolved = resolve_path(session.workdir, tool_input["path"])
+            target = workdir_relative(session.workdir, resolved)
         except ToolError:
             return None  # the tool itself will refuse this path
         return target if secret_name(target) or secret_name(tool_input["path"]) else None
@@ -1840,6 +1833,21 @@ def reads_secret(session, name, tool_input):
             if secret_name(path):
                 return path
     return None
+
+
+def asks_in_every_mode(session, name, tool_input):
+    """Why this call asks in every mode, whatever the rules allow, or None: "changes .git:
+    ..." (a file that gives power), or "reads .env: ..." (a file that holds keys). A command
+    that reads a file that holds keys, and only reads once its quotes and backslashes are
+    taken away ("cat .e\\nv" is "cat .env"), reads it: it changes nothing."""
+    power = changes_power_file(session, name, tool_input)
+    secret = reads_secret(session, name, tool_input)
+    if power and secret and name == "bash":
+        bare = re.sub(r"['\"\\]", "", tool_input["command"])
+        power = None if is_read_only(bare, session.workdir) else power
+    if power:
+        return f"changes {power[0]}: {power[1]}"
+    return f"reads {secret}: {SECRET_WHY}" if secret else None
 
 
 def reads_what_it_names(session, path):
@@ -1880,13 +1888,13 @@ def describe_call(block):
     """The whole call, for the question. First what the call acts on (the command, the
     path), whole up to SUBJECT_LIMIT characters; then every other field in the schema's order,
     whatever the order of the model's JSON: the content of a file or an edit as a preview, cut
-    where it says so. All of it as printable() shows a call: every CR, no run of blanks."""
+    where it says so. All of it as printable_call() shows it: every CR, no run of blanks."""
     name, tool_input = block["name"], block["input"]
     if name == "bash" and "\n" in tool_input["command"].strip("\n"):
         command = tool_input["command"].strip("\n")
         count = command.count("\n") + 1
         lines, room = [f"bash: {count} lines, and every one of them runs:"], SUBJECT_LIMIT
-        shown_lines = printable(command, call=True).split("\n")  # a run of blank lines is one
+        shown_lines = printable_call(command).split("\n")  # a run of blank lines is one
         for line in shown_lines[:COMMAND_LINES]:
             if room > 0:  # at most SUBJECT_LIMIT characters in all
                 lines.append(f"  | {cut(line, room)}")
@@ -1897,7 +1905,7 @@ def describe_call(block):
     subject = CALL_SUBJECT.get(name)
     lines = [name]
     if subject in tool_input:
-        shown_subject = cut(printable(tool_input[subject], call=True), SUBJECT_LIMIT)
+        shown_subject = cut(printable_call(tool_input[subject]), SUBJECT_LIMIT)
         lines = [f"{name}: {shown_subject}".replace("\n", "\\n")]
     schema = next(tool["input_schema"] for tool in TOOLS if tool["name"] == name)
     for key in schema["properties"]:
@@ -1914,7 +1922,7 @@ def describe_call(block):
 
 def preview_lines(text):
     """The first PREVIEW_LINES lines of a text, each cut at PREVIEW_WIDTH, with what is left."""
-    lines = printable(text.removesuffix("\n"), call=True).split("\n")
+    lines = printable_call(text.removesuffix("\n")).split("\n")
     shown_lines = [f"  | {cut(line, PREVIEW_WIDTH)}" for line in lines[:PREVIEW_LINES]]
     if len(lines) > PREVIEW_LINES:
         shown_lines.append(f"  … ({len(lines) - PREVIEW_LINES} more lines)")
@@ -2187,11 +2195,6 @@ CATASTROPHIC = [
 ]
 
 
-# Set for the tools' processes (make_session does it): offline, HOME is the workdir, so that
-# a `~` in a script means the scratch copy and never the learner's home folder.
-TOOL_ENVIRONMENT = {}
-
-
 def catastrophic_reason(command):
     """Why this command must never run, or None."""
     for pattern, reason in CATASTROPHIC:
@@ -2218,12 +2221,12 @@ def ctrl_c_held():
         signal.raise_signal(signal.SIGINT)
 
 
-def run_bash(command, workdir):
+def run_bash(session, command):
     reason = catastrophic_reason(command)
     if reason:
         raise ToolError(f"Refused: this command {reason}.")
     env = {k: v for k, v in os.environ.items() if k not in SECRET_VARIABLES}
-    env.update(TOOL_ENVIRONMENT)
+    env.update(session.tool_environment)
     # the first OUTPUT_LIMIT bytes are kept, the rest only counted: a flood cannot fill the memory
     kept, cut = b"", 0
     deadline = time.monotonic() + BASH_TIMEOUT
@@ -2233,7 +2236,7 @@ def run_bash(command, workdir):
         # running in its own group, which the terminal's Ctrl-C does not reach.
         with ctrl_c_held():
             process = subprocess.Popen(
-                command, shell=True, cwd=workdir, env=env,
+                command, shell=True, cwd=session.workdir, env=env,
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                 start_new_session=True,  # its own process group, so a timeout can stop all of it
             )
@@ -2612,6 +2615,9 @@ class Session:
     args: object = None  # the command line it was made from, for /restart
     live: bool = False  # the real API answers: prompt caching, and a line of usage per call
     max_calls: int = MAX_CALLS  # model calls one prompt may make (--max-calls)
+    # set for the tools' processes (make_session does it): offline, HOME is the workdir, so
+    # that a `~` in a script means the scratch copy and never the learner's home folder
+    tool_environment: dict = field(default_factory=dict)
     mode: str = "default"  # the permission mode
     settings: dict = field(default_factory=dict)  # .agent/settings.json
     hooks: list = field(default_factory=list)  # Hook objects, in the order they run
@@ -2673,17 +2679,20 @@ PRINTS_BLANK = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u180f\u2
 SPACE_RUN = 40  # spaces in a row shown as they are; a longer run is one marker
 
 
-def printable(text, call=False):
+def printable(text):
     """The text with every control character but the newline shown escaped (ESC as \\x1b,
     CR as \\r, tab as \\t), so that nothing the model wrote can recolour, erase or
     rewrite what the terminal shows. Nothing in it is invisible, or pushes the rest off
     the screen: a character that shows as blank or not at all is escaped too (\\u200b,
     \\u3164), and a run of more than three of them, of more than SPACE_RUN spaces or of more
     than two blank lines is one marker with its count: ⟨300 × \\u2800⟩, ⟨6000 spaces⟩.
-    The text of a call (call=True) keeps its newlines at the end and shows every CR: sh
-    runs it, so "cd sub\\r\\ntouch x" must not read as "cd sub"."""
-    if not call:
-        text = text.replace("\r\n", "\n").rstrip("\n")
+    A CR before a newline and the newlines at the end are dropped: the text reads as it is."""
+    return printable_call(text.replace("\r\n", "\n").rstrip("\n"))
+
+
+def printable_call(text):
+    """The text of a call, escaped as printable() escapes text, but with its newlines at the
+    end and every CR shown: sh runs it, so "cd sub\\r\\ntouch x" must not read as "cd sub"."""
     lines = []
     for blank, group in itertools.groupby(text.split("\n"), is_blank_line):
         group = list(group)
@@ -2740,7 +2749,7 @@ def call_summary(block):
         kind = "item" if isinstance(value, list) else "field"
         value = f"[{len(value)} {kind}{'s' if len(value) != 1 else ''}]"
     lines = (value if isinstance(value, str) else json.dumps(value)).split("\n")
-    summary = f"{name}: {printable(lines[0], call=True)}"
+    summary = f"{name}: {printable_call(lines[0])}"
     more = []
     if len(summary) > 160:
         more.append(f"{len(summary) - 150} more characters")
@@ -3048,9 +3057,9 @@ def make_session(args):
         workdir = workdir.resolve()
     else:
         workdir = Path.cwd().resolve()
-    TOOL_ENVIRONMENT.clear()
+    tool_environment = {}
     if offline:  # whatever a script says, `~` is the scratch copy
-        TOOL_ENVIRONMENT["HOME"] = str(workdir)
+        tool_environment["HOME"] = str(workdir)
         banner.append(f"workdir: {workdir}  (also HOME for the tools, offline)")
     else:
         banner.append(f"workdir: {workdir}")
@@ -3063,14 +3072,15 @@ def make_session(args):
     banner.append(f"mode: {args.mode}   (/mode to see or switch)")
     session = Session(client=client, model=model, workdir=workdir, trace=args.trace,
                       live=not offline, max_calls=args.max_calls,
-                      mode=args.mode, settings=settings, args=args)
+                      tool_environment=tool_environment, mode=args.mode, settings=settings,
+                      args=args)
     add_hook(session, "PostToolUse", check_python_syntax, matcher="write_file|edit_file")
     load_command_hooks(session)
     banner.append("hooks: " + ", ".join(f"{hook.event}[{hook.matcher}]" for hook in session.hooks))
     banner.append(f"session: {session.session_id}")
     plan = newest_plan(workdir)
     if plan:
-        banner.append(f"newest plan: {shown(workdir, plan)}")
+        banner.append(f"newest plan: {workdir_relative(workdir, plan)}")
     if args.plan:
         banner.append(enter_plan(session))
     return session, banner
