@@ -98,6 +98,16 @@ CORE = {
         "tests/test_s06_plan_mode.py::test_bash_that_writes_is_refused_in_plan_mode",
         "tests/test_s06_plan_mode.py::test_approval_saves_the_plan_and_ends_plan_mode",
     ],
+    "s07_subagents": [
+        "tests/test_s07_subagents.py::test_the_subagent_gets_a_fresh_history_its_own_prompt_and"
+        "_fewer_tools",
+        "tests/test_s07_subagents.py::test_a_subagent_that_fails_gives_an_error_result_and_the"
+        "_parent_goes_on",
+        "tests/test_s07_subagents.py::test_the_childs_calls_count_in_max_calls",
+        "tests/test_s07_subagents.py::test_in_plan_mode_the_subagent_only_reads",
+        "tests/test_s07_subagents.py::test_subagent_stop_hooks_get_the_childs_answer_and_may_send"
+        "_it_back",
+    ],
 }
 
 # The checkout's folder for the learner's copies of a workspace and the traces they record
