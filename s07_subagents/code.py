@@ -1407,6 +1407,8 @@ def agent(session, description, prompt):
     message is the prompt; its calls stay there, and only its answer comes back."""
     if not description.strip() or not prompt.strip():
         raise ToolError("agent needs a non-empty description and prompt.")
+    # The child is the parent's session (client, workdir, modes, rules, hooks, trace) with a
+    # history, notes, todos and counts of its own; its lines go four spaces further in.
     child = replace(
         session,
         messages=[{"role": "user", "content": [{"type": "text", "text": prompt}]}],
@@ -1424,8 +1426,8 @@ def offered_tools(session):
 
 
 def subagent_refuses(session, name, tool_input):
-    """Why a subagent may not make this call, or None. In plan mode it reads only, as the
-    parent does (check_permission goes on to plan mode's own check)."""
+    """Why a subagent may not make this call, or None. In plan mode it may only read, as its
+    parent: plan mode's own test, said in words for a subagent, which has no plan to submit."""
     if session.subagent and name in SUBAGENT_HIDDEN:
         return (f"Denied: a subagent cannot use {name}. Do the task with bash and the file "
                 "tools, and end with your report.")
