@@ -151,7 +151,10 @@ def run_tools(session, tool_uses):
                 if turned_down is None or error.ends_turn:  # a "no" outweighs feedback
                     turned_down = error
             failed = "error: " if result.get("is_error") else ""
-            show(failed + preview(result["content"]), session.indent + 4)
+            shown = result["content"]
+            if block["name"] == "agent" and not failed:  # its answer is on the screen already
+                shown = shown.rsplit("\n", 1)[-1]  # the trailer of what it spent
+            show(failed + preview(shown), session.indent + 4)
             results.append(result)
     except KeyboardInterrupt as stop:
         said = str(stop) or "Interrupted by the user."  # a subagent says how far it got

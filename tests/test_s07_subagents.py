@@ -152,9 +152,7 @@ def test_the_screen_shows_the_childs_calls_under_the_agent_call(s07, workdir, ca
         f"    {ANSWER}",
         "    [The subagent's answer, 41 characters, goes back to the agent; its 4 messages "
         "stay here.]",
-        f"    {ANSWER}",
-        "    ",
-        f"    {trailer(2, 1)}",
+        f"    {trailer(2, 1)}",  # the answer is on the screen once
         "Done.",
     ]
 
