@@ -20,6 +20,7 @@ import difflib
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -60,8 +61,23 @@ def lines(*items):
 
 
 def call_lines(stdout):
-    """The lines where a run shows a tool call ("  > bash: ls")."""
-    return [line for line in stdout.splitlines() if line.startswith("  > ")]
+    """The lines where a run shows a tool call ("  > bash: ls"; a subagent's, from s07, four
+    spaces further in, under its agent call)."""
+    return [line for line in stdout.splitlines() if re.match(r"(?:    )*  > ", line)]
+
+
+def lanes(calls):
+    """The calls of a trace, one list per agent: the main agent's (no "agent" key), then each
+    subagent's run (s07: marked "agent"; a run starts with a history of one message)."""
+    main, runs = [], []
+    for call in calls:
+        if "agent" not in call:
+            main.append(call)
+        elif len(call["request"]["messages"]) == 1:
+            runs.append([call])
+        else:
+            runs[-1].append(call)
+    return [main, *runs]
 
 
 def snapshot(name):
@@ -232,7 +248,11 @@ def test_trace_has_one_line_per_model_call_with_exactly_the_request_and_response
     calls = read_trace(run.base / "trace.jsonl")
     chapter = load_chapter(run.name)
 
-    assert [sorted(call) for call in calls] == [["request", "response"]] * len(calls)
+    # a subagent's call (s07) is marked with its description
+    assert [sorted(call) for call in calls] == [
+        ["agent", "request", "response"] if "agent" in call else ["request", "response"]
+        for call in calls
+    ]
     assert [sorted(call["request"]) for call in calls] == [
         ["max_tokens", "messages", "model", "system", "tools"]
     ] * len(calls)
@@ -250,10 +270,14 @@ def test_trace_has_one_line_per_model_call_with_exactly_the_request_and_response
 
 def test_trace_requests_grow_by_the_answer_and_a_result_for_each_tool_use(run):
     # Each call sends the previous history, the previous answer as it came, and one
-    # tool_result for each of its tool_use blocks, in order: a valid history.
-    calls = read_trace(run.base / "trace.jsonl")
-    for sent, answered, following in zip(calls, calls, calls[1:], strict=False):
-        history, reply = sent["request"]["messages"], answered["response"]
+    # tool_result for each of its tool_use blocks, in order: a valid history. Each agent's own
+    # (s07: a subagent's calls are not in its parent's history).
+    pairs = [
+        pair for calls in lanes(read_trace(run.base / "trace.jsonl"))
+        for pair in zip(calls, calls[1:], strict=False)
+    ]
+    for sent, following in pairs:
+        history, reply = sent["request"]["messages"], sent["response"]
         new = following["request"]["messages"][len(history) :]
         assert following["request"]["messages"][: len(history)] == history
         assert [turn["role"] for turn in new] == ["assistant", "user"]
@@ -267,7 +291,7 @@ def test_the_run_shows_every_tool_call_of_the_trace(run):
     chapter = load_chapter(run.name)
     calls = read_trace(run.base / "trace.jsonl")
     assert call_lines(run.oneshot.stdout) == [
-        f"  > {chapter.call_summary(block)}"
+        " " * (4 if "agent" in call else 0) + f"  > {chapter.call_summary(block)}"
         for call in calls
         for block in call["response"]["content"]
         if block["type"] == "tool_use"

@@ -36,6 +36,11 @@ CHAPTERS = [name for name in support.PRESENT if name >= "s04"]
 EVENTS = "UserPromptSubmit, PreToolUse, PostToolUse, Stop"
 
 
+def events(chapter):
+    """The hook events of a chapter: s04's, and SubagentStop from s07 on."""
+    return EVENTS + (", SubagentStop" if chapter.CHAPTER >= "s07" else "")
+
+
 def recorder(decision=None):
     """A Python hook that keeps every event it sees and returns `decision` (or calls it)."""
     def hook(event):
@@ -57,7 +62,7 @@ def with_command_hooks(chapter, session, hooks):
 
 def test_hook_text_marks_the_words_of_a_hook(chapter):
     assert chapter.hook_text("Stop", "Run the tests.") == '<hook event="Stop">Run the tests.</hook>'
-    assert chapter.HOOK_EVENTS == ("UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop")
+    assert chapter.HOOK_EVENTS == tuple(events(chapter).split(", "))
 
 
 # ---- UserPromptSubmit ---------------------------------------------------------------
@@ -652,9 +657,9 @@ BAD_HOOKS = [
     ("Stop", '"hooks" must be an object of events'),
     (
         {"PreToolCall": [{"command": "true"}]},
-        f"unknown hook event 'PreToolCall'; the events are: {EVENTS}",
+        "unknown hook event 'PreToolCall'; the events are: {events}",
     ),
-    ({"stop": [{"command": "true"}]}, f"unknown hook event 'stop'; the events are: {EVENTS}"),
+    ({"stop": [{"command": "true"}]}, "unknown hook event 'stop'; the events are: {events}"),
     ({"Stop": [{"matcher": "*"}]}, ENTRY_SHAPE.format("Stop")),
     ({"Stop": [{"command": 5}]}, ENTRY_SHAPE.format("Stop")),
     ({"Stop": [{"command": "true", "cmd": "true"}]}, ENTRY_SHAPE.format("Stop")),
@@ -705,14 +710,16 @@ def test_bad_hook_settings_raise_naming_the_file(chapter, tmp_path):
         except chapter.SettingsError as error:
             raised.append(str(error))
     path = tmp_path / ".agent" / "settings.json"
-    assert raised == [f"{path}: {problem}" for _, problem in BAD_HOOKS]
+    assert raised == [f"{path}: {problem.replace('{events}', events(chapter))}"
+                      for _, problem in BAD_HOOKS]
 
 
 def test_add_hook_refuses_an_unknown_event_and_a_bad_regex(chapter, tmp_path):
     session = new_session(chapter, FakeClient(), tmp_path)
     with pytest.raises(ValueError) as raised:
         chapter.add_hook(session, "Start", recorder())
-    assert str(raised.value) == f"unknown hook event 'Start'; the events are: {EVENTS}"
+    assert str(raised.value) == (
+        f"unknown hook event 'Start'; the events are: {events(chapter)}")
     with pytest.raises(re.error) as raised:
         chapter.add_hook(session, "PreToolUse", recorder(), matcher="[")
     assert str(raised.value) == "unterminated character set at position 0"
