@@ -170,14 +170,19 @@ def compared(old_source, new_source):
     """What is new between any two code.py texts, as the lesson tables count it:
     {"functions": compare(...), "tools": compare(...)}, where functions are the top-level
     functions and classes (the site's diff pages list these too)."""
-    found = {}
-    for kind, source in (("old", old_source), ("new", new_source)):
-        parts = section_parts(source)
-        functions = {name: part for name, part in function_parts(source, parts).items()
-                     if not part.constant}
-        found[kind] = functions, tool_parts(source, parts)
-    return {"functions": compare(found["old"][0], found["new"][0]),
-            "tools": compare(found["old"][1], found["new"][1])}
+    old_functions, old_tools = named_parts(old_source)
+    new_functions, new_tools = named_parts(new_source)
+    return {"functions": compare(old_functions, new_functions),
+            "tools": compare(old_tools, new_tools)}
+
+
+@functools.cache  # the site compares each code.py with every other, in two languages
+def named_parts(source):
+    """(the functions and classes, the tools) of one code.py, by name."""
+    parts = section_parts(source)
+    functions = {name: part for name, part in function_parts(source, parts).items()
+                 if not part.constant}
+    return functions, tool_parts(source, parts)
 
 
 def line_counts(old_source, new_source):

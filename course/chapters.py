@@ -13,6 +13,7 @@ CHAPTERS = [
     "s04_hooks",
     "s05_todo_write",
     "s06_plan_mode",
+    "s07_subagents",
     "s08_compact",
 ]
 # The sections each chapter changes in what it carries over from the chapter before; every
@@ -37,8 +38,17 @@ CHANGES = {
         "THE SESSION",
         "THE COMMAND LINE",
     },
+    "s07_subagents": {
+        "THE AGENT LOOP",
+        "PERMISSIONS",
+        "HOOKS",
+        "CALLING THE MODEL",
+        "LIVE ONLY: retries, usage, blocks of unknown types",
+        "THE SESSION",
+    },
     "s08_compact": {
         "THE AGENT LOOP",
+        "SUBAGENTS",
         "CALLING THE MODEL",
         "THE SESSION",
         "THE SCRIPTED MODEL",
@@ -96,6 +106,16 @@ CORE = {
         "tests/test_s06_plan_mode.py::test_reading_calls_run_in_plan_mode_without_asking",
         "tests/test_s06_plan_mode.py::test_bash_that_writes_is_refused_in_plan_mode",
         "tests/test_s06_plan_mode.py::test_approval_saves_the_plan_and_ends_plan_mode",
+    ],
+    "s07_subagents": [
+        "tests/test_s07_subagents.py::test_the_subagent_gets_a_fresh_history_its_own_prompt_and"
+        "_fewer_tools",
+        "tests/test_s07_subagents.py::test_a_subagent_that_fails_gives_an_error_result_and_the"
+        "_parent_goes_on",
+        "tests/test_s07_subagents.py::test_the_childs_calls_count_in_max_calls",
+        "tests/test_s07_subagents.py::test_in_plan_mode_the_subagent_only_reads",
+        "tests/test_s07_subagents.py::test_subagent_stop_hooks_get_the_childs_answer_and_may_send"
+        "_it_back",
     ],
     "s08_compact": [
         "tests/test_s08_compact.py::test_every_result_but_the_newest_three_becomes_one_line_and"

@@ -42,7 +42,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -94,14 +94,16 @@ def system_prompt(workdir):
 def agent_loop(session):
     """Call the model until it stops asking for tools; return its last text."""
     sent_back = []  # the answers Stop hooks sent the model back from, in a row
-    for _ in range(session.max_calls):  # a model that never stops asking for tools stops here
+    session.calls = 0  # model calls made for this prompt; a subagent's calls are added to them
+    while session.calls < session.max_calls:  # a model that never stops asking for tools stops
+        session.calls += 1
         response = call_with_room(session)  # room made first, when the context is full
         content = [block_to_dict(block) for block in response.content if not is_blank(block)]
         if content:
             add_assistant_blocks(session.messages, content)
         text = "\n".join(block["text"] for block in content if block["type"] == "text")
         if text:
-            show(text)
+            show(text, session.indent)  # a subagent's lines go under its agent call
         tool_uses = [block for block in content if block["type"] == "tool_use"]
         if response.stop_reason == "tool_use" and tool_uses:
             try:
@@ -111,7 +113,9 @@ def agent_loop(session):
                 if turned_down.ends_turn:  # the user said no to the plan: the turn ends here
                     return text
                 continue
-            reminders = todo_reminder(session, tool_uses, results) + take_notes(session)
+            # a subagent has no todo list to be reminded of
+            reminders = [] if session.subagent else todo_reminder(session, tool_uses, results)
+            reminders += take_notes(session)
             add_user_blocks(session.messages, results + reminders)
             continue
         if response.stop_reason == "pause_turn" and content and not tool_uses:
@@ -120,6 +124,8 @@ def agent_loop(session):
         if stop_hook_sends_back(session, text, sent_back):
             continue
         return text
+    if session.subagent:
+        raise TurnStopped(f"[It reached its limit of {session.max_calls} model calls.]")
     raise TurnStopped(f"[The turn reached its call limit (--max-calls {session.max_calls}): "
                       "send a prompt to go on.]")
 
@@ -127,25 +133,32 @@ def agent_loop(session):
 def run_tools(session, tool_uses):
     """Run each tool_use in order; return one tool_result for each.
 
-    If Ctrl-C stops a tool, every call still gets a result, so that the
-    history stays valid, and the interrupt goes on up to the caller. A plan the user
+    If Ctrl-C stops a tool, every call still gets a result (the one stopped: what the
+    interrupt says, if it says anything), so that the history stays valid, and the
+    interrupt goes on up to the caller. A plan the user
     turned down goes up too, once every call has run: PlanRejected holds the results.
     """
     results, turned_down = [], None
     try:
         for block in tool_uses:
-            show(f"> {call_summary(block)}", 2)
+            show(f"> {call_summary(block)}", session.indent + 2)
             try:
                 result = run_tool(session, block)
             except PlanRejected as error:
                 result = tool_result(block["id"], str(error), is_error=True)
                 if turned_down is None or error.ends_turn:  # a "no" outweighs feedback
                     turned_down = error
-            show(("error: " if result.get("is_error") else "") + preview(result["content"]), 4)
+            failed = "error: " if result.get("is_error") else ""
+            shown = result["content"]
+            if block["name"] == "agent" and not failed:  # its answer is on the screen already
+                shown = shown.rsplit("\n", 1)[-1]  # the trailer of what it spent
+            show(failed + preview(shown), session.indent + 4)
             results.append(result)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
+        said = str(stop) or "Interrupted by the user."  # a subagent says how far it got
         for block in tool_uses[len(results):]:
-            results.append(tool_result(block["id"], "Interrupted by the user.", is_error=True))
+            results.append(tool_result(block["id"], said, is_error=True))
+            said = "Interrupted by the user."
         add_user_blocks(session.messages, results)
         raise
     if turned_down:
@@ -554,6 +567,9 @@ CALL_SUBJECT.update({"read_file": "path", "write_file": "path", "edit_file": "pa
 
 def check_permission(session, name, tool_input):
     """Decide one tool call before it runs: ("allow" | "deny" | "ask", reason)."""
+    refused = subagent_refuses(session, name, tool_input)  # what a subagent may not do
+    if refused:
+        return "deny", refused
     if session.plan_mode and not plan_mode_allows(session, name, tool_input):
         return "deny", (f"Denied: plan mode is on, and {name} may change things. "
                         "Only reading tools and read-only bash run now. "
@@ -587,7 +603,8 @@ def check_permission(session, name, tool_input):
 def ask_permission(session, block):
     """Show the whole call and ask: y once, a always (a rule), n no."""
     name, tool_input = block["name"], block["input"]
-    show(f"? allow {describe_call(block)}", 2)
+    asker = f'subagent "{one_line(session.subagent)}" asks: ' if session.subagent else ""
+    show(f"? {asker}allow {describe_call(block)}", 2)
     why = asks_in_every_mode(session, name, tool_input)
     if why:
         show(f"This call {why}.", 4)
@@ -771,7 +788,7 @@ def command_mode(session, argument):
 # HOOKS                                                       (new in s04)
 # ======================================================================
 
-HOOK_EVENTS = ("UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop")
+HOOK_EVENTS = ("UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SubagentStop")
 HOOK_TIMEOUT = 10  # seconds a command hook may run
 STOP_HOOK_LIMIT = 3  # Stop hooks may send the model back at most this often in a row
 SETTINGS_KEYS.append("hooks")  # settings.json may now have hooks too
@@ -911,21 +928,25 @@ def stop_hook_sends_back(session, text, sent_back):
     """Run the Stop hooks on the model's answer `text`; True if they send the model back to
     work, with their reason as the next user turn. sent_back lists the answers they sent back
     in a row: a model that gives the last one again has not heeded them, and after
-    STOP_HOOK_LIMIT times the turn ends anyway."""
-    hooked = run_hooks(session, "Stop", stop_hook_active=bool(sent_back), last_message=text)
+    STOP_HOOK_LIMIT times the turn ends anyway. A subagent's answer goes to the SubagentStop
+    hooks instead, which also get its description."""
+    event = "SubagentStop" if session.subagent else "Stop"
+    details = {"description": session.subagent} if session.subagent else {}
+    hooked = run_hooks(session, event, stop_hook_active=bool(sent_back), last_message=text,
+                       **details)
     if hooked["decision"] != "block":
         return False
     if sent_back and text == sent_back[-1]:
-        show("[A Stop hook asked again, and the model gave the same answer as before: "
-             "sending it back once more would only repeat it. The turn ends.]")
+        show(f"[A {event} hook asked again, and the model gave the same answer as before: "
+             "sending it back once more would only repeat it. The turn ends.]", session.indent)
         return False
     if len(sent_back) >= STOP_HOOK_LIMIT:
-        show(f"[A Stop hook asked again; after {STOP_HOOK_LIMIT} times in a row "
-             "the turn ends anyway.]")
+        show(f"[A {event} hook asked again; after {STOP_HOOK_LIMIT} times in a row "
+             "the turn ends anyway.]", session.indent)
         return False
     sent_back.append(text)
-    show(f"[A Stop hook sends the model back to work: {hooked['reason']}]")
-    again = hook_text("Stop", hooked["reason"])
+    show(f"[A {event} hook sends the model back to work: {hooked['reason']}]", session.indent)
+    again = hook_text(event, hooked["reason"])
     add_user_blocks(session.messages, [{"type": "text", "text": again}])
     return True
 
@@ -1337,6 +1358,99 @@ def ask_user_question(session, questions):
 # permission mode (the permission check lets it run; the asking is the tool itself).
 TOOLS.append(ASK_TOOL)
 TOOL_HANDLERS["ask_user_question"] = ask_user_question
+
+
+# ======================================================================
+# SUBAGENTS                                                   (new in s07)
+# ======================================================================
+
+SUBAGENT_MAX_CALLS = 20  # model calls one subagent may make (they count in --max-calls too)
+SUBAGENT_ANSWER_LIMIT = 10_000  # characters of a subagent's answer that the parent gets
+# Not offered to a subagent, and refused if it calls them anyway: agent (no nesting: one
+# level is the idea), todo_write, enter_plan_mode and exit_plan_mode (it cannot plan: the
+# plan is the parent's, made with the user), ask_user_question (the user talks to the parent).
+SUBAGENT_HIDDEN = {"agent", "todo_write", "enter_plan_mode", "exit_plan_mode",
+                   "ask_user_question"}
+
+
+def subagent_system_prompt(workdir):
+    return (
+        f"You are a subagent: another agent gave you one task. Your working directory is "
+        f"{workdir}.\n"
+        "Use read_file, write_file, edit_file and glob for files, and bash for everything "
+        "else. Paths are relative to the working directory. Do the task and nothing more.\n"
+        "The other agent sees none of your tool calls: only your last message reaches it. "
+        "End with a report that stands on its own: what you found or did, with the paths "
+        "and line numbers that matter."
+    )
+
+
+AGENT_TOOL = {
+    "name": "agent",
+    "description": (
+        "Hand a side task to a subagent: a fresh agent that sees only the prompt you give it, "
+        "with bash and the file tools. Use it when a task would fill your context with what "
+        "it reads (find where something is defined, survey many files, check a claim) and "
+        "only its conclusion matters. It does not see this conversation: say in the prompt "
+        "everything it needs, and what to report. You get back only its final report."
+    ),
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "description": {"type": "string",
+                            "description": "A short label for the task, 3 to 5 words."},
+            "prompt": {"type": "string",
+                       "description": "The whole task, clear on its own, and what to report."},
+        },
+        "required": ["description", "prompt"],
+    },
+}
+
+
+def agent(session, description, prompt):
+    """The tool: the same loop runs the task as a subagent, on a fresh history whose one
+    message is the prompt; its calls stay there, and only its answer comes back."""
+    if not description.strip() or not prompt.strip():
+        raise ToolError("agent needs a non-empty description and prompt.")
+    # The child is the parent's session (client, workdir, modes, rules, hooks, trace) with a
+    # history, notes, todos and counts of its own; its lines go four spaces further in.
+    child = replace(
+        session,
+        messages=[{"role": "user", "content": [{"type": "text", "text": prompt}]}],
+        subagent=description, indent=session.indent + 4, notes=[], todos=[], tokens=0,
+        max_calls=min(SUBAGENT_MAX_CALLS, session.max_calls - session.calls),
+        measured=None, summarised=False, compactions=0, prompt=prompt)  # its own context
+    answer, spent = run_subagent(session, child)  # ToolError if it ends without an answer
+    return f"{cut_answer(answer)}\n\n{spent}"
+
+
+def offered_tools(session):
+    """The tools a request offers: plan mode's choice; for a subagent, less SUBAGENT_HIDDEN."""
+    if session.subagent:
+        return [tool for tool in tools_for(session) if tool["name"] not in SUBAGENT_HIDDEN]
+    return tools_for(session)
+
+
+def subagent_refuses(session, name, tool_input):
+    """Why a subagent may not make this call, or None. In plan mode it may only read, as its
+    parent: plan mode's own test, said in words for a subagent, which has no plan to submit."""
+    if session.subagent and name in SUBAGENT_HIDDEN:
+        return (f"Denied: a subagent cannot use {name}. Do the task with bash and the file "
+                "tools, and end with your report.")
+    if session.subagent and session.plan_mode and not plan_mode_allows(session, name,
+                                                                       tool_input):
+        return (f"Denied: the other agent is in plan mode, so nothing may change, and {name} "
+                "may. Read only, and end with your report.")
+    return None
+
+
+# The agent tool joins the others. It changes nothing by itself (each of its subagent's calls
+# is checked on its own), so it runs without asking, in every mode.
+TOOLS.append(AGENT_TOOL)
+TOOL_HANDLERS["agent"] = agent
+CALL_SUBJECT["agent"] = "description"
+SAFE_TOOLS.add("agent")
+
 
 
 # ======================================================================
@@ -2165,6 +2279,84 @@ def answers_text(questions, answers):
 
 
 # ======================================================================
+# THE SUBAGENT MECHANICS                                      (new in s07)
+# ======================================================================
+# How SUBAGENTS does its work: the subagent's run and how each way it can end reaches the
+# parent, its answer cut to its limit, and the trailer of what it spent.
+
+CLOCK = time.monotonic  # the seconds of the trailer (tests set their own)
+
+
+def run_subagent(session, child):
+    """Run the child's loop: its answer and the trailer of what it spent, or ToolError saying
+    how it ended without one (the trailer too). Ctrl-C goes on up, saying so. Whatever
+    happens, its calls count in the parent's --max-calls, and an allow rule the user saved at
+    its question stays saved."""
+    who = f'The subagent "{one_line(child.subagent)}"'
+    if child.max_calls < 1:
+        raise ToolError(f"{who} did not start: this prompt has made all its model calls "
+                        f"(--max-calls {session.max_calls}).")
+    started, failed = CLOCK(), None
+    try:
+        answer = agent_loop(child)
+        if not answer.strip():
+            failed = f"{who} ended without a report."
+    except anthropic.AnthropicError as error:
+        failed = f"{who} failed: API error: {describe_api_error(error)}"
+    except TurnStopped as stopped:
+        failed = f"{who} stopped without an answer: {str(stopped).strip('[]')}"
+    except KeyboardInterrupt:
+        spent = trailer(child, CLOCK() - started)
+        raise KeyboardInterrupt(f"Interrupted by the user. {who} gave no answer.\n\n"
+                                f"{spent}") from None
+    finally:
+        session.calls += child.calls
+        session.settings = child.settings  # a rule saved at the child's question
+    spent = trailer(child, CLOCK() - started)
+    if failed:
+        if child.calls >= child.max_calls and child.max_calls < SUBAGENT_MAX_CALLS:
+            failed += (" This prompt has made all its model calls "
+                       f"(--max-calls {session.max_calls}).")
+        show(f"[{failed}]", child.indent)
+        raise ToolError(f"{failed}\n\n{spent}")
+    show(f"[The subagent's answer, {len(answer):,} characters, goes back to the agent; "
+         f"its {len(child.messages)} messages stay here.]", child.indent)
+    return answer, spent
+
+
+def cut_answer(answer):
+    if len(answer) <= SUBAGENT_ANSWER_LIMIT:
+        return answer
+    return (answer[:SUBAGENT_ANSWER_LIMIT]
+            + f"\n[answer cut: {len(answer) - SUBAGENT_ANSWER_LIMIT:,} more characters]")
+
+
+def trailer(child, seconds):
+    """One line of what the subagent spent: model calls, tool calls, tokens, and seconds,
+    whole and rounded down (a run that takes well under one says 0 s, run after run)."""
+    tool_calls = sum(block.get("type") == "tool_use" for message in child.messages
+                     if message["role"] == "assistant" for block in message["content"])
+    return (f'[subagent "{one_line(child.subagent)}": {child.calls} model '
+            f"call{'s' if child.calls != 1 else ''}, {tool_calls} tool "
+            f"call{'s' if tool_calls != 1 else ''}, {child.tokens:,} tokens, "
+            f"{int(seconds)} s]")
+
+
+def one_line(text, limit=60):
+    """A description as one line on the screen: its white space single spaces, cut at limit."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def tokens_used(usage):
+    """The tokens one call used, in (cache reads and writes included) and out; 0 if unsaid."""
+    names = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
+             "output_tokens")
+    counts = [getattr(usage, name, None) for name in names]
+    return sum(count for count in counts if isinstance(count, int) and not isinstance(count, bool))
+
+
+# ======================================================================
 # THE COMPACTION MECHANICS                                    (new in s08)
 # ======================================================================
 # How COMPACTION does its work: the summary request and its mark in the trace, the size
@@ -2194,14 +2386,11 @@ def measure(session, request, response):
     counts, from which context_size estimates what comes after. A reply under --compact-at
     ends the summary's watch: the next time the context fills, it may be summarised again."""
     usage = getattr(response, "usage", None)
-    counts = [getattr(usage, name, None) for name in ("input_tokens", "cache_read_input_tokens",
-                                                      "cache_creation_input_tokens",
-                                                      "output_tokens")]
-    if not isinstance(counts[0], int):  # the reply did not say: the estimate goes on
+    if not isinstance(getattr(usage, "input_tokens", None), int):  # unsaid: the estimate goes on
         return
     reply = {"role": "assistant",
              "content": [block_to_dict(block) for block in response.content if not is_blank(block)]}
-    tokens = sum(count for count in counts if isinstance(count, int))
+    tokens = tokens_used(usage)
     answered = {**request, "messages": [*request["messages"], reply]}
     session.measured = (tokens, request_chars(answered))
     if tokens < session.compact_at:
@@ -2463,14 +2652,14 @@ API_TIMEOUT = anthropic.Timeout(300, connect=10)  # seconds for a whole reply; t
 
 
 def build_request(session):
-    system = system_prompt(session.workdir)
+    system = (subagent_system_prompt if session.subagent else system_prompt)(session.workdir)
     if session.live:  # the tools and this prompt begin every request: the API may cache them
         system = [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
     return {
         "model": session.model,
         "max_tokens": MAX_TOKENS,
         "system": system,
-        "tools": tools_for(session),
+        "tools": offered_tools(session),
         "messages": session.messages,
     }
 
@@ -2505,10 +2694,14 @@ def call_model(session, request, mark=None):
                 block.model_copy(update={"input": {}}) if id(block) in deep else block
                 for block in response.content]})
         record = {**(mark or {}), "request": request, "response": traced.to_dict(mode="json")}
+        if session.subagent:  # a subagent's call: marked with its description
+            record = {"agent": session.subagent, **record}
         with open(session.trace, "a", encoding="utf-8") as trace:
             trace.write(json.dumps(record) + "\n")
-    if session.live:
-        show_usage(getattr(response, "usage", None))
+    session.tokens += tokens_used(getattr(response, "usage", None))
+    if session.live:  # a subagent's tokens on a line of their own, under its agent call
+        who = f'subagent "{one_line(session.subagent)}" tokens' if session.subagent else "tokens"
+        show_usage(getattr(response, "usage", None), session.indent, who)
     for block in [block for block in response.content if not sdk_knows(block)]:
         # Another provider's own kind of block: sent back, it could make every later call fail.
         show(f"[A block of type {block.type} is not kept: the loop knows text, tool_use and "
@@ -2612,7 +2805,7 @@ def sdk_knows(block):
     return block.type in getattr(getattr(declared, "annotation", None), "__args__", ())
 
 
-def show_usage(usage):
+def show_usage(usage, indent=0, who="tokens"):
     """One faint line after a live call: the tokens in (of them, read from the prompt cache and
     written to it) and out. The trace keeps the usage exactly as the API sent it."""
     def count(name):
@@ -2620,11 +2813,11 @@ def show_usage(usage):
         return value if isinstance(value, int) else 0
 
     read, written = count("cache_read_input_tokens"), count("cache_creation_input_tokens")
-    line = (f"  [tokens: {count('input_tokens') + read + written:,} in ({read:,} read from the "
-            f"cache, {written:,} written to it), {count('output_tokens'):,} out]")
+    line = (f"{' ' * indent}  [{who}: {count('input_tokens') + read + written:,} in ({read:,} "
+            f"read from the cache, {written:,} written to it), {count('output_tokens'):,} out]")
     if not all(isinstance(getattr(usage, name, None), int)
                for name in ("input_tokens", "output_tokens")):
-        line = "  [tokens: the reply did not say how many]"
+        line = f"{' ' * indent}  [{who}: the reply did not say how many]"
     print(f"\x1b[2m{line}\x1b[0m" if sys.stdout.isatty() else line, flush=True)
 
 
@@ -2722,6 +2915,10 @@ class Session:
     session_id: str = field(default_factory=new_session_id)
     plan_mode: bool = False  # a flag beside the permission mode, not one of its values
     notes: list = field(default_factory=list)  # texts for the next user turn
+    subagent: str = ""  # the description of the task a subagent does; "" for the main agent
+    indent: int = 0  # where its lines start on the screen: a subagent's, under its agent call
+    calls: int = 0  # model calls made for the prompt (a subagent's: for its task)
+    tokens: int = 0  # tokens its model calls used, in and out
     clear_at: int = CLEAR_AT  # tokens of context that clear old tool results (--clear-at)
     compact_at: int = COMPACT_AT  # tokens of context that summarise the history (--compact-at)
     measured: tuple | None = None  # the last reply's tokens, and the characters they count

@@ -20,6 +20,7 @@ import difflib
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -60,8 +61,23 @@ def lines(*items):
 
 
 def call_lines(stdout):
-    """The lines where a run shows a tool call ("  > bash: ls")."""
-    return [line for line in stdout.splitlines() if line.startswith("  > ")]
+    """The lines where a run shows a tool call ("  > bash: ls"; a subagent's, from s07, four
+    spaces further in, under its agent call)."""
+    return [line for line in stdout.splitlines() if re.match(r"(?:    )*  > ", line)]
+
+
+def lanes(calls):
+    """The calls of a trace, one list per agent: the main agent's (no "agent" key), then each
+    subagent's run (s07: marked "agent"; a run starts with a history of one message)."""
+    main, runs = [], []
+    for call in calls:
+        if "agent" not in call:
+            main.append(call)
+        elif len(call["request"]["messages"]) == 1:
+            runs.append([call])
+        else:
+            runs[-1].append(call)
+    return [main, *runs]
 
 
 def snapshot(name):
@@ -233,10 +249,12 @@ def test_trace_has_one_line_per_model_call_with_exactly_the_request_and_response
     chapter = load_chapter(run.name)
 
     summaries = summary_calls(chapter, calls)
-    # A summary request (s08 on) is marked by a key before the request: {"compaction": ...}.
+    # a subagent's call (s07) is marked with its description, and a summary request (s08) with
+    # {"compaction": "summary"}, before the request
     assert [list(call) for call in calls] == [
-        ["compaction", "request", "response"] if number in summaries else ["request", "response"]
-        for number in range(len(calls))
+        ["agent"] * ("agent" in call) + ["compaction"] * (number in summaries)
+        + ["request", "response"]
+        for number, call in enumerate(calls)
     ]
     assert [sorted(call["request"]) for call in calls] == [
         ["max_tokens", "messages", "model", "system", "tools"]
@@ -255,20 +273,24 @@ def test_trace_has_one_line_per_model_call_with_exactly_the_request_and_response
 
 def test_trace_requests_grow_by_the_answer_and_a_result_for_each_tool_use(run):
     # Each call sends the previous history, the previous answer as it came, and one
-    # tool_result for each of its tool_use blocks, in order: a valid history. From s08 on, an
-    # old result may be cleared to its one line, and after a summary request the history
-    # starts again from the summary.
+    # tool_result for each of its tool_use blocks, in order: a valid history. Each agent's own
+    # (s07: a subagent's calls are not in its parent's history). From s08 on, an old result may
+    # be cleared to its one line, and after a summary request the history starts again from
+    # the summary.
     chapter = load_chapter(run.name)
-    calls = read_trace(run.base / "trace.jsonl")
-    summaries = summary_calls(chapter, calls)
-    loop = [call for number, call in enumerate(calls) if number not in summaries]
-    # the pairs (by their second call's place in `loop`) that a summary request came between
-    after_summary = {number - summaries.index(number) for number in summaries}
-    for number, (sent, following) in enumerate(zip(loop, loop[1:], strict=False), 1):
-        if number in after_summary:
-            first = following["request"]["messages"][0]["content"][0]["text"]
-            assert first.startswith(chapter.SUMMARY_INTRO)
-            continue
+    pairs = []
+    for calls in lanes(read_trace(run.base / "trace.jsonl")):
+        summaries = summary_calls(chapter, calls)
+        loop = [call for number, call in enumerate(calls) if number not in summaries]
+        # the pairs (by their second call's place in `loop`) that a summary request came between
+        after_summary = {number - summaries.index(number) for number in summaries}
+        for number, (sent, following) in enumerate(zip(loop, loop[1:], strict=False), 1):
+            if number in after_summary:
+                first = following["request"]["messages"][0]["content"][0]["text"]
+                assert first.startswith(chapter.SUMMARY_INTRO)
+            else:
+                pairs.append((sent, following))
+    for sent, following in pairs:
         history, reply = sent["request"]["messages"], sent["response"]
         new = following["request"]["messages"][len(history) :]
         assert following["request"]["messages"][: len(history)] == cleared_as_sent(
@@ -283,8 +305,9 @@ def test_trace_requests_grow_by_the_answer_and_a_result_for_each_tool_use(run):
 
 def summary_calls(chapter, calls):
     """The numbers of the trace lines that are summary requests (s08 on), by their mark."""
-    mark = list(getattr(chapter, "SUMMARY_MARK", {}).items())
-    return [number for number, call in enumerate(calls) if mark and list(call.items())[:1] == mark]
+    mark = getattr(chapter, "SUMMARY_MARK", {})
+    return [number for number, call in enumerate(calls)
+            if mark and all(call.get(key) == value for key, value in mark.items())]
 
 
 def cleared_as_sent(chapter, history, sent):
@@ -307,7 +330,7 @@ def test_the_run_shows_every_tool_call_of_the_trace(run):
     chapter = load_chapter(run.name)
     calls = read_trace(run.base / "trace.jsonl")
     assert call_lines(run.oneshot.stdout) == [
-        f"  > {chapter.call_summary(block)}"
+        " " * (4 if "agent" in call else 0) + f"  > {chapter.call_summary(block)}"
         for call in calls
         for block in call["response"]["content"]
         if block["type"] == "tool_use"

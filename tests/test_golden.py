@@ -43,6 +43,16 @@ def test_each_chapter_sends_the_tools_of_the_one_before_and_its_own():
         "s05_todo_write": ["bash", "read_file", "write_file", "edit_file", "glob", "todo_write"],
         "s06_plan_mode": ["bash", "read_file", "write_file", "edit_file", "glob", "todo_write",
                           "enter_plan_mode", "exit_plan_mode", "ask_user_question"],
+        "s07_subagents": ["bash", "read_file", "write_file", "edit_file", "glob", "todo_write",
+                          "enter_plan_mode", "exit_plan_mode", "ask_user_question", "agent"],
         "s08_compact": ["bash", "read_file", "write_file", "edit_file", "glob", "todo_write",
-                        "enter_plan_mode", "exit_plan_mode", "ask_user_question"],
+                        "enter_plan_mode", "exit_plan_mode", "ask_user_question", "agent"],
+    }
+
+
+def test_a_subagent_is_offered_the_tools_of_its_parent_less_those_that_plan_nest_or_ask():
+    assert {name: golden(name)["subagent"]["tools"] for name in PRESENT
+            if "subagent" in golden(name)} == {
+        "s07_subagents": ["bash", "read_file", "write_file", "edit_file", "glob"],
+        "s08_compact": ["bash", "read_file", "write_file", "edit_file", "glob"],
     }

@@ -367,6 +367,7 @@ CLEARED = {
                    "model, the permission mode ({mode}), the rules, the hooks and plan mode "
                    "(off) stay; the todo list is emptied.]",
 }
+CLEARED["s07_subagents"] = CLEARED["s06_plan_mode"]  # a subagent's history lives in its call
 
 
 @pytest.mark.parametrize("name, kind", [(name, kind) for name in COMPACTING for kind in TOO_LONG])

@@ -37,9 +37,9 @@ EVENTS = "UserPromptSubmit, PreToolUse, PostToolUse, Stop"
 
 
 def events(chapter):
-    """The hook events a chapter knows: s04's four, and PreCompact from s08 on."""
-    return ("UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop") + (
-        ("PreCompact",) if chapter.CHAPTER >= "s08" else ())
+    """The hook events of a chapter: s04's, SubagentStop from s07 on, PreCompact from s08 on."""
+    return (EVENTS + (", SubagentStop" if chapter.CHAPTER >= "s07" else "")
+            + (", PreCompact" if chapter.CHAPTER >= "s08" else ""))
 
 
 def recorder(decision=None):
@@ -63,7 +63,7 @@ def with_command_hooks(chapter, session, hooks):
 
 def test_hook_text_marks_the_words_of_a_hook(chapter):
     assert chapter.hook_text("Stop", "Run the tests.") == '<hook event="Stop">Run the tests.</hook>'
-    assert chapter.HOOK_EVENTS == events(chapter)
+    assert chapter.HOOK_EVENTS == tuple(events(chapter).split(", "))
 
 
 # ---- UserPromptSubmit ---------------------------------------------------------------
@@ -658,9 +658,9 @@ BAD_HOOKS = [
     ("Stop", '"hooks" must be an object of events'),
     (
         {"PreToolCall": [{"command": "true"}]},
-        f"unknown hook event 'PreToolCall'; the events are: {EVENTS}",
+        "unknown hook event 'PreToolCall'; the events are: {events}",
     ),
-    ({"stop": [{"command": "true"}]}, f"unknown hook event 'stop'; the events are: {EVENTS}"),
+    ({"stop": [{"command": "true"}]}, "unknown hook event 'stop'; the events are: {events}"),
     ({"Stop": [{"matcher": "*"}]}, ENTRY_SHAPE.format("Stop")),
     ({"Stop": [{"command": 5}]}, ENTRY_SHAPE.format("Stop")),
     ({"Stop": [{"command": "true", "cmd": "true"}]}, ENTRY_SHAPE.format("Stop")),
@@ -711,7 +711,7 @@ def test_bad_hook_settings_raise_naming_the_file(chapter, tmp_path):
         except chapter.SettingsError as error:
             raised.append(str(error))
     path = tmp_path / ".agent" / "settings.json"
-    assert raised == [f"{path}: {problem.replace(EVENTS, ', '.join(events(chapter)))}"
+    assert raised == [f"{path}: {problem.replace('{events}', events(chapter))}"
                       for _, problem in BAD_HOOKS]
 
 
@@ -719,8 +719,8 @@ def test_add_hook_refuses_an_unknown_event_and_a_bad_regex(chapter, tmp_path):
     session = new_session(chapter, FakeClient(), tmp_path)
     with pytest.raises(ValueError) as raised:
         chapter.add_hook(session, "Start", recorder())
-    assert str(raised.value) == (f"unknown hook event 'Start'; the events are: "
-                                 f"{', '.join(events(chapter))}")
+    assert str(raised.value) == (
+        f"unknown hook event 'Start'; the events are: {events(chapter)}")
     with pytest.raises(re.error) as raised:
         chapter.add_hook(session, "PreToolUse", recorder(), matcher="[")
     assert str(raised.value) == "unterminated character set at position 0"

@@ -232,7 +232,7 @@ def test_the_new_history_carries_plan_mode_and_the_newest_plan(s08, workdir, cap
     s08.run_turn(session, "Go on.")
     # still the plan-mode tools, and the prompt joins the compacted user turn
     assert [tool["name"] for tool in client.calls[1]["tools"]] == [
-        "bash", "read_file", "glob", "todo_write", "exit_plan_mode", "ask_user_question"]
+        "bash", "read_file", "glob", "todo_write", "exit_plan_mode", "ask_user_question", "agent"]
     assert client.calls[1]["messages"][0]["content"][-2:] == [
         text("Go on."), text(s08.PLAN_MODE_STILL_ON)]
 
@@ -598,3 +598,22 @@ def test_the_scenario_clears_then_summarises_and_finishes_the_task(tmp_path):
         '    """One line for each pair: the count, right-aligned, then the word."""',
     ]
     assert out.count("       7  robin") == 2  # before the change, and after it
+
+
+# ======================================================================
+# A subagent (s07) measures its own context
+# ======================================================================
+
+def test_a_subagent_starts_with_a_context_of_its_own_and_the_parent_is_summarised(s08, workdir):
+    task = tool_use("t1", "agent", {"description": "find x", "prompt": "Find where x is."})
+    client = FakeClient(with_usage(reply(task), 150_000),  # the parent's context is full
+                        reply(text("In a.txt.")),  # the subagent's: not, it starts afresh
+                        reply(text("S")),  # the parent's summary
+                        reply(text("Done.")))
+    session = new_session(s08, client, workdir, compact_at=100_000, clear_at=90_000)
+    assert s08.run_turn(session, PROMPT) is True
+    assert client.calls[1]["messages"] == [user(text("Find where x is."))]
+    assert client.calls[2]["messages"][-1]["content"][-1] == text(INSTRUCTION)
+    assert client.calls[3]["messages"] == [user(summary_block("S"), text(PROMPT_TEXT))]
+    assert session.messages == [*client.calls[3]["messages"], assistant(text("Done."))]
+    assert session.compactions == 1

@@ -23,8 +23,15 @@ def what_the_model_sees(name):
     spec = importlib.util.spec_from_file_location(f"golden_{name}", ROOT / name / "code.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return {"system": module.system_prompt(WORKDIR).replace(WORKDIR, "{workdir}"),
+    seen = {"system": module.system_prompt(WORKDIR).replace(WORKDIR, "{workdir}"),
             "tools": module.TOOLS}
+    if hasattr(module, "subagent_system_prompt"):  # s07 on: what a subagent sees, too
+        seen["subagent"] = {
+            "system": module.subagent_system_prompt(WORKDIR).replace(WORKDIR, "{workdir}"),
+            "tools": [tool["name"] for tool in module.TOOLS
+                      if tool["name"] not in module.SUBAGENT_HIDDEN],
+        }
+    return seen
 
 
 def render(seen):

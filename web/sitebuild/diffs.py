@@ -97,6 +97,21 @@ def number_width(diff):
     return len(str(max(len(diff.old.code.splitlines()), len(diff.new.code.splitlines()), 1)))
 
 
+def by_the_texts(view):
+    """A view of a diff is a function of the two files' names and texts and of the language:
+    made once a process (a second build, as the tests make, finds it made)."""
+    made = {}
+
+    @functools.wraps(view)
+    def cached(diff, lang):
+        key = (diff.old.name, diff.old.code, diff.new.name, diff.new.code, lang)
+        if key not in made:
+            made[key] = view(diff, lang)
+        return made[key]
+    return cached
+
+
+@by_the_texts
 def unified_view(diff, lang):
     """The diff as in diff -u: old and new line numbers and a sign in the gutter, then the
     line; lines added are <ins>, lines removed <del>."""
@@ -120,6 +135,7 @@ def unified_view(diff, lang):
     return column.html(say(lang, "unified_label", old=diff.old.name, new=diff.new.name), lang)
 
 
+@by_the_texts
 def side_by_side_view(diff, lang):
     """The same changes, old on the left and new on the right, line beside line: each side
     scrolls on its own, and both have the same lines, so they stay level."""

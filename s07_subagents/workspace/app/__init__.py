@@ -1,0 +1,1 @@
+"""A small greeter: python3 -m app NAME."""

@@ -1,0 +1,4 @@
+"""The words the greeter says."""
+
+GREETING = "Hello"
+PUNCTUATION = "!"
