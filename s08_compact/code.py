@@ -1463,8 +1463,9 @@ SAFE_TOOLS.add("agent")
 CLEAR_AT = 100_000  # tokens: past this, old tool results are cleared (layer 1)
 COMPACT_AT = 160_000  # tokens: past this, the history is summarised (layer 2)
 KEEP = 3  # the newest tool results are never cleared
-# Results that hold the user's decisions or the model's own plan: never cleared.
-CLEAR_EXEMPT = {"todo_write", "enter_plan_mode", "exit_plan_mode", "ask_user_question"}
+# Results that hold the user's decisions, the model's own plan, or the answer a subagent worked
+# for (s07: all that is left of its context): never cleared.
+CLEAR_EXEMPT = {"todo_write", "enter_plan_mode", "exit_plan_mode", "ask_user_question", "agent"}
 CHARS_PER_TOKEN = 4  # the estimate for what the history gained since the last reply's usage
 CLEARED = "[Cleared to save context: "  # how a cleared result's one line starts
 SUMMARY_INSTRUCTION = (

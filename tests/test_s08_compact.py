@@ -120,6 +120,11 @@ def old_results():
     ]
 
 
+def test_the_exempt_tools_are_the_users_answers_the_plan_the_todos_and_a_subagents_answer(s08):
+    assert s08.CLEAR_EXEMPT == {"todo_write", "enter_plan_mode", "exit_plan_mode",
+                                "ask_user_question", "agent"}
+
+
 def test_every_result_but_the_newest_three_becomes_one_line_and_the_calls_stay(s08):
     messages = old_results()
     assert s08.clear_old_results(messages) == (2, 800)
@@ -376,7 +381,8 @@ def test_too_long_again_after_the_summary_ends_the_turn_with_the_new_history(s08
 # Pairs stay valid under random histories
 # ======================================================================
 
-NAMES = ["bash", "read_file", "glob", "todo_write", "exit_plan_mode", "ask_user_question"]
+NAMES = ["bash", "read_file", "glob", "todo_write", "exit_plan_mode", "ask_user_question",
+         "agent"]
 
 
 @st.composite
