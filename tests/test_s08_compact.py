@@ -28,6 +28,7 @@ from support import (
     tool_use,
     user,
 )
+from tools import context_estimate
 
 CHAPTERS = ["s08_compact"]
 
@@ -596,6 +597,11 @@ def test_the_scenario_clears_then_summarises_and_finishes_the_task(tmp_path):
         f"before, ~{estimate(requests[6]):,} after.]",
     ]
     assert out[-1] == scenario["turns"][-1]["content"][0]["text"]
+    # tools/context_estimate.py counts as the harness does: its sizes are the lines' "after"
+    sizes = {number: measured + estimated
+             for number, measured, estimated, _ in context_estimate.rows(calls)}
+    assert [f"~{sizes[4]:,} after.]", f"~{sizes[7]:,} after.]"] == [
+        line.split(" tokens before, ")[1] for line in out if line.startswith("[Context over")]
     # the task given before the summary is finished after it: three docstrings, same output
     assert [line for line in (workdir / "tally.py").read_text().splitlines()
             if line.startswith('    """')] == [
