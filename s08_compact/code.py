@@ -1517,7 +1517,7 @@ def make_room(session):
         if cleared:
             show(f"[Context over --clear-at {session.clear_at:,}: cleared {cleared} old tool "
                  f"result{'s' if cleared > 1 else ''} ({chars:,} characters); "
-                 f"~{size:,} tokens before, ~{context_size(session):,} after.]")
+                 f"~{size:,} tokens before, ~{context_size(session):,} after.]", session.indent)
 
 
 def context_size(session):
@@ -1580,7 +1580,7 @@ def summarise(session, trigger, focus="", why="/compact"):
     session.measured, session.summarised = None, True
     session.compactions += 1
     show(f"[{why}: the history is summarised; ~{before:,} tokens before, "
-         f"~{context_size(session):,} after.]")
+         f"~{context_size(session):,} after.]", session.indent)  # a subagent's, under its call
 
 
 def compacted_history(session, summary):
