@@ -871,6 +871,11 @@ def first_text(request):
     return block_text(messages[0].get("content"))
 
 
+def nested(run):
+    """Whether the subagent's agent call ran a subagent of its own: request 3 is its first."""
+    return len(run.requests) >= 3 and first_text(run.request(3)) == run.v("<<deeper_task>>")
+
+
 def system_text(request):
     system = request.get("system") or ""
     return system if isinstance(system, str) else block_text(system)
@@ -930,6 +935,10 @@ def _(run):
 @check("s07", "child_runs", SUBAGENT, "the subagent's calls run, and its results go back in "
        "its own next request", follows=["child_history"])
 def _(run):
+    if nested(run):
+        raise Fail("Request 3 is not the subagent's second request: it starts with the prompt "
+                   f"of its call {run.call(2, 'nested')}, which ran a subagent of its own (see "
+                   "s07.child_hidden).")
     before, now = run.request(2).get("messages") or [], run.request(3).get("messages") or []
     expected = plain(before) + [{"role": "assistant", "content": plain_blocks(run.replies[1])}]
     if plain(now)[:len(expected)] != expected:
@@ -956,9 +965,9 @@ def _(run):
 
 
 @check("s07", "child_hidden", SUBAGENT, "a call of agent or todo_write by the subagent is an "
-       "is_error result: no subagent of a subagent", follows=["agent_offered", "child_runs"])
+       "is_error result: no subagent of a subagent", follows=["agent_offered"])
 def _(run):
-    if len(run.requests) >= 3 and first_text(run.request(3)) == run.v("<<deeper_task>>"):
+    if nested(run):
         raise Fail(f"Request 3 starts with the prompt of the subagent's own call "
                    f"{run.call(2, 'nested')}: that call ran a subagent of its own. A subagent "
                    "is not offered agent, and a call of it that comes anyway is an is_error "
