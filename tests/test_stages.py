@@ -2,9 +2,10 @@
 
 Every program here is checked in one batch (`course.stages.run_many`), on one loopback API,
 its runs forked from the warm runner (tests/runner.py): each chapter against its own stage and
-every one before, build/agent.py against s02, tests/stage_programs/good.py (an agent written
-from the lessons' "Build it yourself" sections) against s06, and each of the learners' mistakes
-of tests/stage_programs/mistakes.py against the exchange of the check it must fail.
+every one before, build/agent.py against s02, s06's code.py against s07's own checks,
+tests/stage_programs/good.py (an agent written from the lessons' "Build it yourself" sections)
+against every stage, and each of the learners' mistakes of tests/stage_programs/mistakes.py
+against the exchange of the check it must fail.
 """
 
 import ast
@@ -70,6 +71,7 @@ def checked(tmp_path_factory):
     for chapter in CHAPTERS:
         jobs[chapter] = (ROOT / chapter / "code.py", selected(chapter[:3]))
     jobs["build"] = (ROOT / "build" / "agent.py", selected("s02"))
+    jobs["s06 at s07"] = (ROOT / "s06_plan_mode" / "code.py", selected("s07", only=True))
     jobs["good"] = (PROGRAMS / "good.py", selected(course.stages.STAGES[-1]))
     for label, _, old, new, _ in MISTAKES:
         assert GOOD.count(old) == 1, label  # each mistake edits one place of good.py
@@ -98,6 +100,13 @@ def test_build_agent_passes_s01_and_fails_s02_saying_what_to_build(checked):
     assert checked["build"]["s02.tools_offered"] == (
     "Request 1 does not offer read_file; it should offer read_file with the properties "
     "['path', 'offset', 'limit'].")
+
+
+def test_s06_fails_stage_s07_saying_what_to_build(checked):
+    assert checked["s06 at s07"]["s07.agent_offered"] == (
+        "Request 1 offers ['ask_user_question', 'bash', 'edit_file', 'enter_plan_mode', "
+        "'exit_plan_mode', 'glob', 'read_file', 'todo_write', 'write_file']; it should offer the "
+        "tool agent, whose input_schema has the properties description and prompt.")
 
 
 def test_every_check_has_a_mistake_that_fails_it():
