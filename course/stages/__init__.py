@@ -93,9 +93,10 @@ class Exchange:
 
     replies: one list of content blocks per request, in order (stop_reason follows: tool_use
     when a reply has a tool_use block), or an API error, {"error": MESSAGE} (a 400, which the
-    SDK does not retry). "{root}" in a reply is the folder that holds the
-    workdir ("{root}/work"). files: {path: text} in the workdir at the start; setup(root, draw)
-    may add more (a symlink, a file outside). Every string may hold <<name>>s (Draw)."""
+    SDK does not retry), or {"content": [...], "usage": {...}}, a reply that states its usage.
+    "{root}" in a reply is the folder that holds the workdir ("{root}/work"). files: {path:
+    text} in the workdir at the start; setup(root, draw) may add more (a symlink, a file
+    outside). Every string may hold <<name>>s (Draw)."""
 
     def __init__(self, name, prompt, replies, stdin="", files=None, args=(), setup=None):
         self.name, self.prompt, self.replies = name, prompt, replies
@@ -116,7 +117,9 @@ class Outcome:
 
     def __init__(self, exchange, draw, root, requests, returncode, stdout, stderr):
         self.exchange, self.draw, self.root, self.workdir = exchange, draw, root, root / "work"
-        self.replies = draw.fill_json(exchange.replies)  # as sent, "{root}" left as it is
+        self.replies = [reply["content"] if isinstance(reply, dict) and "content" in reply
+                        else reply  # the blocks of each reply, as sent, "{root}" left as it is
+                        for reply in draw.fill_json(exchange.replies)]
         self.prompt = draw.fill(exchange.prompt)
         self.requests = requests  # the JSON bodies, in order
         self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
@@ -156,7 +159,11 @@ class Outcome:
         if self.returncode is None:
             return (f"Your program sent no request: it was still running after {TIMEOUT} s "
                     "(does it wait for input?).")
-        return f"Your program sent no request before it ended. {self.ending()}"
+        flags = [arg for arg in self.exchange.args if arg.startswith("--")]
+        given = (f" It was run with {' '.join(self.exchange.args)} before the prompt: "
+                 f"the section of the stage that checks {' and '.join(flags)} says what they "
+                 "do, and your program must accept them." if flags else "")
+        return f"Your program sent no request before it ended. {self.ending()}{given}"
 
     def turn_after(self, reply, number=None):
         """The user turn that answers reply `reply` (1 = the first): what follows that reply
@@ -303,12 +310,15 @@ def stop(group):
 
 
 def reply_message(content, root):
-    if isinstance(content, dict):  # {"error": MESSAGE}: the API refuses the request
+    if isinstance(content, dict) and "error" in content:  # the API refuses the request
         return error(400, "invalid_request_error", content["error"])
+    usage = None
+    if isinstance(content, dict):  # {"content": [...], "usage": {...}}: it says its usage
+        content, usage = content["content"], content["usage"]
     text = json.dumps(content).replace("{root}", str(root))
     content = json.loads(text)
     has_tool = any(block["type"] == "tool_use" for block in content)
-    return message(*content, stop_reason="tool_use" if has_tool else "end_turn")
+    return message(*content, stop_reason="tool_use" if has_tool else "end_turn", usage=usage)
 
 
 def run_exchange(api, exchange, path, launch, number, seed):

@@ -1054,3 +1054,256 @@ def _(run):
     run.refused(1, "agent", "the subagent got an API error and gave no answer", number=number)
     run.printed("<<stopped>>", why="the parent's loop goes on after the failed subagent")
     run.exited_well()
+
+
+# ======================================================================
+# s08: compaction
+# ======================================================================
+
+# The thresholds are flags; the replies state their usage, as the API's do. The context's size
+# is the last reply's usage (all four counts) plus an estimate of what came since: OVER_CLEAR is
+# past --clear-at only when all four are added, and nothing added since can reach it.
+CLEAR_AT, COMPACT_AT = 50_000, 120_000
+LIMITS = ("--clear-at", str(CLEAR_AT), "--compact-at", str(COMPACT_AT))
+SMALL = {"input_tokens": 1200, "output_tokens": 100}
+OVER_CLEAR = {"input_tokens": 2000, "cache_read_input_tokens": 40_000,
+              "cache_creation_input_tokens": 6000, "output_tokens": 3000}  # 51,000
+OVER_COMPACT = {"input_tokens": 1500, "cache_read_input_tokens": 110_000,
+                "cache_creation_input_tokens": 4000, "output_tokens": 5000}  # 120,500
+STILL_OVER = {"input_tokens": 2000, "cache_read_input_tokens": 118_000,
+              "output_tokens": 5000}  # 125,000, after the summary
+CLEARED = "[Cleared to save context:"
+PAGES = ("c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8")
+
+
+def usage(tokens, *content):
+    """A reply that states its usage."""
+    return {"content": list(content), "usage": tokens}
+
+
+def page(key):
+    """A file long enough that its one line is shorter: eight lines, each with its token."""
+    return "".join(f"{n}. <<{key}>> was read here, in full, and kept.\n" for n in range(1, 9))
+
+
+def tokens(said):
+    return sum(said.values())
+
+
+COMPACT = Exchange("compact", "Read the pages, and keep the list (<<prompt>>).", [
+    usage(SMALL, text("A list, then the pages."),
+          use("t1", "todo_write", todos=[todo("<<item_a>>", "in_progress",
+                                              activeForm="Reading the pages"),
+                                         todo("<<item_b>>", "pending")]),
+          use("c1", "bash", command="cat <<f1>>.txt")),
+    usage(SMALL, use("c2", "read_file", path="<<f2>>.txt"),
+          use("c3", "bash", command="cat <<f3>>.txt")),
+    usage(SMALL, use("c4", "bash", command="cat <<f4>>.txt")),
+    usage(OVER_CLEAR, use("c5", "read_file", path="<<f5>>.txt"),
+          use("c6", "bash", command="cat <<f6>>.txt")),
+    usage(OVER_COMPACT, use("c7", "bash", command="cat <<f7>>.txt")),
+    usage(SMALL, text("<<summary>>: the pages are read; next, <<next_step>>.")),
+    usage(STILL_OVER, use("c8", "bash", command="cat <<f8>>.txt")),
+], args=LIMITS, files={
+    **{f"<<f{n}>>.txt": page(f"c{n}") for n in range(1, 9)},
+    ".agent/plans/<<plan>>.md": "# Plan\n\n1. <<plan_step>>\n"})
+SUMMARISED = 6  # request 6 is the summary request; request 7 starts from the summary
+
+
+def results_by_id(request):
+    """{tool_use_id: the text of its tool_result} over the whole history of a request."""
+    return {block.get("tool_use_id"): block_text(block.get("content"))
+            for message in request.get("messages") or [] for block in blocks(message.get("content"))
+            if block.get("type") == "tool_result"}
+
+
+def without_contents(messages):
+    """The history as the API reads it, with each tool_result's content left out."""
+    return [{**message, "content": [{key: value for key, value in block.items()
+                                     if not (block["type"] == "tool_result" and key == "content")}
+                                    for block in message["content"]]}
+            for message in plain(messages)]
+
+
+def cleared_marked(messages):
+    """The history as the API reads it, with each cleared result's line as one mark."""
+    def mark(block):
+        if block["type"] == "tool_result" and block_text(block.get("content")).startswith(
+                CLEARED):
+            return {**block, "content": CLEARED}
+        return block
+    return [{**message, "content": [mark(block) for block in message["content"]]}
+            for message in plain(messages)]
+
+
+@check("s08", "clear_when_full", COMPACT, "old tool results are cleared once the context "
+       "reaches --clear-at, not before: its size is the last reply's usage (input, cache read, "
+       "cache write, output) and an estimate of what came since")
+def _(run):
+    early = [key for key, said in ((key, results_by_id(run.request(4)).get(run.id(key), ""))
+                                   for key in PAGES[:4]) if said.startswith(CLEARED)]
+    if early:
+        raise Fail(f"Request 4 has the result of {run.call(*reply_of(early[0]))} cleared; "
+                   f"reply 3's usage says {tokens(SMALL):,} tokens, far under --clear-at "
+                   f"{CLEAR_AT:,}, so no result is cleared yet.")
+    said = results_by_id(run.request(5)).get(run.id("c1"), "")
+    if not said.startswith(CLEARED):
+        raise Fail(f"In request 5 the result of {run.call(1, 'c1')} is {cut(said, 80)!r}. Reply "
+                   f"4's usage adds up to {tokens(OVER_CLEAR):,} tokens (input 2,000, cache read "
+                   f"40,000, cache write 6,000, output 3,000), past --clear-at {CLEAR_AT:,}: "
+                   f"the old results should be cleared before request 5.")
+
+
+def reply_of(key):
+    """(reply, key): the reply of COMPACT whose call has this key."""
+    return {"c1": 1, "t1": 1, "c2": 2, "c3": 2, "c4": 3, "c5": 4, "c6": 4, "c7": 5,
+            "c8": 7}[key], key
+
+
+@check("s08", "cleared_results", COMPACT, "every tool_result but the newest 3 becomes one line "
+       "[Cleared to save context: ...] that names its tool and subject; the tool_use blocks, "
+       "the ids and all else stay", follows=["clear_when_full"])
+def _(run):
+    before, now = run.request(4).get("messages") or [], run.request(5).get("messages") or []
+    expected = without_contents(before) + [
+        {"role": "assistant", "content": without_contents(
+            [{"role": "assistant", "content": run.replies[3]}])[0]["content"]}]
+    if without_contents(now)[:len(expected)] != expected:
+        raise Fail(f"Request 5 sends {len(now)} message(s), starting "
+                   f"{cut(json.dumps(now), 120)}; clearing changes only the content of old "
+                   "tool_results: it should start with the messages of request 4 (the tool_use "
+                   "blocks and ids as they were), then reply 4.")
+    results = results_by_id(run.request(5))
+    for key in ("c1", "c2", "c3"):
+        reply, _ = reply_of(key)
+        block = next(b for b in run.replies[reply - 1] if b.get("id") == run.id(key))
+        subject = next(iter(block["input"].values()))
+        said = results.get(run.id(key), "")
+        if (not said.startswith(CLEARED) or "\n" in said.strip() or block["name"] not in said
+                or subject not in said or run.v(f"<<{key}>>") in said):
+            raise Fail(f"In request 5 the result of {run.call(reply, key)} is {cut(said)!r}; "
+                       f"it is older than the newest 3, so it should be one line that starts "
+                       f"{CLEARED!r} and names the tool and its subject ({block['name']}, "
+                       f"{subject!r}), without the output.")
+    for key in ("c4", "c5", "c6"):
+        said = results.get(run.id(key), "")
+        if run.v(f"<<{key}>>") not in said:
+            raise Fail(f"In request 5 the result of {run.call(*reply_of(key))} is "
+                       f"{cut(said)!r}; it is one of the newest 3 results, which stay as they "
+                       f"were, with {run.v(f'<<{key}>>')!r}.")
+
+
+SUMMARISE = re.compile(r"summar", re.IGNORECASE)
+
+
+def summary_request_fault(run, number, after):
+    """Why request `number` is not the summary request that follows request `after` and its
+    reply (the reply's results, if any, included); None if it is."""
+    before, now = run.request(after), run.request(number)
+    messages = now.get("messages") or []
+    last = blocks(messages[-1].get("content")) if messages else []
+    if not messages or messages[-1].get("role") != "user" or not last or last[-1].get(
+            "type") != "text" or not SUMMARISE.search(last[-1].get("text", "")):
+        return (f"Request {number} ends with {cut(json.dumps(messages[-1:]), 120)}; it should "
+                "be the summary request, whose last user message ends with a text that asks "
+                "for a summary.")
+    history = plain(messages)
+    history[-1]["content"] = history[-1]["content"][:-1]
+    if not history[-1]["content"]:
+        history.pop()
+    reply = run.replies[after - 1]
+    expected = cleared_marked(before.get("messages") or [])
+    if isinstance(reply, list):
+        expected += [{"role": "assistant", "content": plain_blocks(reply)}]
+    if cleared_marked(history)[:len(expected)] != expected:
+        return (f"Request {number}, the summary request, sends {cut(json.dumps(messages), 120)}"
+                f"; before its instruction it should send the whole history: the messages of "
+                f"request {after}, then reply {after} and its results.")
+    for part in ("system", "tools"):
+        if now.get(part) != before.get(part):
+            return (f"Request {number}, the summary request, has other {part} than request "
+                    f"{after}; it should have the same system prompt and tools, so that the "
+                    "cached prefix is the same.")
+    return None
+
+
+@check("s08", "summary_request", COMPACT, "once the context reaches --compact-at, a summary "
+       "request: the same system prompt and tools, the whole history, and last a user text "
+       "that asks for a summary", follows=["cleared_results"])
+def _(run):
+    fault = summary_request_fault(run, SUMMARISED, SUMMARISED - 1)
+    if fault:
+        raise Fail(f"Reply 5's usage adds up to {tokens(OVER_COMPACT):,} tokens, past "
+                   f"--compact-at {COMPACT_AT:,}. {fault}")
+
+
+@check("s08", "new_history", COMPACT, "the request after the summary starts from one user "
+       "message that holds the summary, the todo list, the newest plan and the last prompt; no "
+       "tool_result without its tool_use", follows=["summary_request"])
+def _(run):
+    number = SUMMARISED + 1
+    messages = run.request(number).get("messages") or [{}]
+    first = messages[0]
+    said = block_text(first.get("content"))
+    for part, what in (("<<summary>>", "the summary, the text of reply 6"),
+                       ("<<item_a>>", "the todo list"), ("<<item_b>>", "the todo list"),
+                       ("<<plan_step>>", "the newest plan, .agent/plans/<<plan>>.md"),
+                       (run.prompt, "the user's last prompt")):
+        if first.get("role") != "user" or run.v(part) not in said:
+            raise Fail(f"Request {number}, after the summary, starts with "
+                       f"{cut(json.dumps(first), 120)}; its first message should be a user "
+                       f"message that holds {run.v(what)}, {run.v(part)!r}.")
+    for place, message in enumerate(messages):
+        answered = [block.get("tool_use_id") for block in blocks(message.get("content"))
+                    if block.get("type") == "tool_result"]
+        asked = [block.get("id") for block in blocks(messages[place - 1].get("content"))
+                 if block.get("type") == "tool_use"] if place else []
+        orphans = [tool_id for tool_id in answered if tool_id not in asked]
+        if orphans:
+            raise Fail(f"Message {place + 1} of request {number} holds a tool_result for "
+                       f"{orphans[0]}, whose tool_use is not in the message before it: the API "
+                       "refuses such a history (a 400).")
+
+
+@check("s08", "no_thrash", COMPACT, "a reply still at --compact-at after a summary stops the "
+       "turn with one line: no second summary", follows=["new_history"])
+def _(run):
+    run.request(SUMMARISED + 1)
+    if len(run.requests) > SUMMARISED + 1:
+        number = SUMMARISED + 2
+        last = blocks(((run.request(number).get("messages") or [{}])[-1]).get("content"))
+        again = last and last[-1].get("type") == "text" and SUMMARISE.search(
+            last[-1].get("text", ""))
+        raise Fail(f"Your program sent request {number}, "
+                   f"{'a summary request again' if again else 'another request'}. After the "
+                   f"summary, reply 7's usage says {tokens(STILL_OVER):,} tokens, still past "
+                   f"--compact-at {COMPACT_AT:,}: summarising again would give the same, so "
+                   "the turn stops with one line, and request 7 is the last.")
+
+
+# The API says the prompt is too long (a 400): the program summarises, and the turn goes on.
+TOO_LONG = Exchange("too_long", "Read a page, whatever its size (<<prompt>>).", [
+    usage(SMALL, use("c1", "bash", command="cat <<f1>>.txt")),
+    {"error": "prompt is too long: 210000 tokens > 200000 maximum"},
+    usage(SMALL, text("<<summary>>: one page read.")),
+    [text("Done after the summary: <<final>>")],
+], args=LIMITS, files={"<<f1>>.txt": page("c1")})
+
+
+@check("s08", "too_long", TOO_LONG, "an API error that says the prompt is too long is "
+       "followed by a summary request; then the turn goes on from the summary")
+def _(run):
+    if len(run.requests) < 3:
+        raise Fail(f"Your program sent {len(run.requests)} requests. Request 2 got the API "
+                   "error \"prompt is too long\"; it should summarise (request 3, the summary "
+                   f"request) and go on, not end the turn. {run.ending()}")
+    fault = summary_request_fault(run, 3, 2)
+    if fault:
+        raise Fail(f"Request 2 got the API error \"prompt is too long\". {fault}")
+    first = (run.request(4).get("messages") or [{}])[0]
+    if run.v("<<summary>>") not in block_text(first.get("content")):
+        raise Fail(f"Request 4, after the summary, starts with {cut(json.dumps(first), 120)}; "
+                   f"it should start from the summary, {run.v('<<summary>>')!r}, and try "
+                   "again.")
+    run.printed("<<final>>", why="the turn goes on after the summary, to its last reply")
+    run.exited_well()
