@@ -72,6 +72,7 @@ def checked(tmp_path_factory):
         jobs[chapter] = (ROOT / chapter / "code.py", selected(chapter[:3]))
     jobs["build"] = (ROOT / "build" / "agent.py", selected("s02"))
     jobs["s06 at s07"] = (ROOT / "s06_plan_mode" / "code.py", selected("s07", only=True))
+    jobs["s07 at s08"] = (ROOT / "s07_subagents" / "code.py", selected("s08", only=True))
     jobs["good"] = (PROGRAMS / "good.py", selected(course.stages.STAGES[-1]))
     for label, _, old, new, _ in MISTAKES:
         assert GOOD.count(old) == 1, label  # each mistake edits one place of good.py
@@ -107,6 +108,15 @@ def test_s06_fails_stage_s07_saying_what_to_build(checked):
         "Request 1 offers ['ask_user_question', 'bash', 'edit_file', 'enter_plan_mode', "
         "'exit_plan_mode', 'glob', 'read_file', 'todo_write', 'write_file']; it should offer the "
         "tool agent, whose input_schema has the properties description and prompt.")
+
+
+def test_s07_fails_stage_s08_saying_what_to_build(checked):
+    said = checked["s07 at s08"]["s08.clear_when_full"]
+    assert "unrecognized arguments: --clear-at" in said
+    assert said.endswith(
+        "It was run with --clear-at 50000 --compact-at 120000 before the prompt: the section "
+        "of the stage that checks --clear-at and --compact-at says what they do, and your "
+        "program must accept them.")
 
 
 def test_every_check_has_a_mistake_that_fails_it():
@@ -367,4 +377,22 @@ FIRST_LINES = {  # the first line the checker prints under the failing check (se
     "With --plan, request 2, the subagent's first, offers ['bash', 'read_file', 'write_file',",
     's07.child_fails':
     "Your program sent 3 requests. The subagent's second request (request 3) got an API error;",
+    's08.clear_when_full':
+    'In request 5 the result of bash {"command": "cat f1-cbkzud.txt"} is \'1. c1-rxuuxf was read',
+    's08.clear_when_full:always':
+    'Request 4 has the result of bash {"command": "cat f1-cbkzud.txt"} cleared; reply 3\'s usage',
+    's08.cleared_results':
+    'In request 5 the result of bash {"command": "cat f4-mjdtfq.txt"} is \'[Cleared to save',
+    's08.cleared_results:subject':
+    'In request 5 the result of bash {"command": "cat f1-cbkzud.txt"} is \'[Cleared to save',
+    's08.summary_request':
+    "Reply 5's usage adds up to 120,500 tokens, past --compact-at 120,000. Request 6, the",
+    's08.new_history':
+    'Request 7, after the summary, starts with {"role": "user", "content": [{"type": "text",',
+    's08.new_history:orphan':
+    'Message 2 of request 7 holds a tool_result for toolu_7S18S6XexWbJEZA0evFJSx02, whose',
+    's08.no_thrash':
+    "Your program sent request 8, a summary request again. After the summary, reply 7's usage",
+    's08.too_long':
+    'Your program sent 2 requests. Request 2 got the API error "prompt is too long"; it should',
 }

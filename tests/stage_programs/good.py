@@ -1,6 +1,6 @@
 """An agent written from the lessons' "Build it yourself" sections alone (not from code.py).
 
-It passes all seven stages of the checker (tests/test_stages.py). tests/stage_programs/mistakes.py
+It passes all eight stages of the checker (tests/test_stages.py). tests/stage_programs/mistakes.py
 edits it, one learner's mistake at a time, into programs that each fail one check.
 """
 
@@ -19,7 +19,17 @@ client = anthropic.Anthropic()
 MODEL = os.environ.get("MODEL_ID", "claude-sonnet-5-5")
 WORKDIR = Path.cwd().resolve()
 PLAN_FLAG = "--plan" in sys.argv[1:]
-PROMPT = [arg for arg in sys.argv[1:] if arg != "--plan"][-1]
+PROMPT = sys.argv[-1]
+
+
+def flag(name, default):
+    return int(sys.argv[sys.argv.index(name) + 1]) if name in sys.argv[1:-1] else default
+
+
+CLEAR_AT, COMPACT_AT, KEEP = flag("--clear-at", 100_000), flag("--compact-at", 160_000), 3
+CLEARED = "[Cleared to save context: "
+SUMMARISE = ("Summarise this conversation for yourself: it will be replaced by your summary. "
+             "Keep the requests, what was done and found, and what is left.")
 SETTINGS_FILE = WORKDIR / ".agent" / "settings.json"
 SETTINGS = json.loads(SETTINGS_FILE.read_text()) if SETTINGS_FILE.exists() else {}
 READ_ONLY = {"ls", "cat", "pwd", "head", "tail", "wc", "grep"}
@@ -54,7 +64,8 @@ TOOLS = [
          ["description", "prompt"]),
 ]
 CHANGING = {"write_file", "edit_file"}
-state = {"plan_mode": PLAN_FLAG, "todos": [], "child": False}
+state = {"plan_mode": PLAN_FLAG, "todos": [], "child": False, "measured": None,
+         "summarised": False}
 HIDDEN = {"agent", "todo_write", "exit_plan_mode", "ask_user_question"}  # not for a subagent
 CHILD_SYSTEM = ("You are a subagent: another agent gave you one task. Do it, then end with a "
                 "report: only your last message reaches that agent.")
@@ -259,14 +270,91 @@ def agent(description, prompt):
 
 
 HANDLERS["agent"] = agent
+
+
+def as_dict(block):
+    return block if isinstance(block, dict) else block.model_dump(exclude_none=True)
+
+
+def chars(history):
+    return len(json.dumps([[as_dict(b) for b in m["content"]] if isinstance(m["content"], list)
+                           else m["content"] for m in history]))
+
+
+def size(history):
+    """The last reply's usage, all four counts, and a token for 4 characters added since."""
+    used, then = state["measured"] or (0, 0)
+    return used + (chars(history) - then) // 4
+
+
+def clear_old(history):
+    """Every tool_result but the newest KEEP becomes one line; the ids stay."""
+    calls = {block.id: block for message in history if message["role"] == "assistant"
+             for block in message["content"] if not isinstance(block, dict)
+             and block.type == "tool_use"}
+    results = [block for message in history if message["role"] == "user"
+               and isinstance(message["content"], list) for block in message["content"]
+               if block.get("type") == "tool_result"]
+    for result in results[:-KEEP]:
+        call = calls.get(result["tool_use_id"])
+        if call and call.name != "todo_write" and not str(result["content"]).startswith(CLEARED):
+            subject = call.input.get(SUBJECT.get(call.name, ""), "")
+            result["content"] = (f"{CLEARED}{call.name} {subject}, {len(result['content'])} "
+                                 "characters]")
+
+
+def summarise(history, offered):
+    """The same tools and history, the instruction last; then a new history from the summary."""
+    asked = [*history, {"role": "user", "content": [{"type": "text", "text": SUMMARISE}]}]
+    if history[-1]["role"] == "user" and isinstance(history[-1]["content"], list):
+        asked = [*history[:-1], {"role": "user", "content": [
+            *history[-1]["content"], {"type": "text", "text": SUMMARISE}]}]
+    reply = client.messages.create(model=MODEL, max_tokens=8000, tools=offered, messages=asked)
+    summary = "".join(block.text for block in reply.content if block.type == "text")
+    texts = [f"This conversation was summarised:\n{summary}"]
+    if state["todos"]:
+        texts.append(f"Your todo list: {json.dumps(state['todos'])}")
+    plans = sorted((WORKDIR / ".agent" / "plans").glob("*.md"), key=lambda p: p.stat().st_mtime)
+    if plans:
+        texts.append(f"The newest plan:\n{plans[-1].read_text()}")
+    texts.append(f"The user's last prompt: {PROMPT}")
+    history[:] = [{"role": "user", "content": [{"type": "text", "text": t} for t in texts]}]
+    state["measured"], state["summarised"] = None, True
+
+
+def too_long(error):
+    return "prompt is too long" in str(error)
+
+
 messages = [{"role": "user", "content": PROMPT}]
 rounds_without_todo = 0
 sent_back = 0
 while True:
     offered = [tool for tool in TOOLS if not (state["plan_mode"] and tool["name"] in CHANGING)]
-    response = client.messages.create(model=MODEL, max_tokens=8000, tools=offered,
-                                      messages=messages)
+    if size(messages) >= COMPACT_AT:
+        if state["summarised"]:
+            print("[The context is still full after a summary: stopping.]")
+            break
+        summarise(messages, offered)
+    elif size(messages) >= CLEAR_AT:
+        clear_old(messages)
+    try:
+        response = client.messages.create(model=MODEL, max_tokens=8000, tools=offered,
+                                          messages=messages)
+    except anthropic.BadRequestError as error:
+        if not too_long(error) or state["summarised"]:
+            raise
+        summarise(messages, offered)
+        response = client.messages.create(model=MODEL, max_tokens=8000, tools=offered,
+                                          messages=messages)
+    used = response.usage
+    total = sum(getattr(used, name, None) or 0 for name in (
+        "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
+        "output_tokens"))
     messages.append({"role": "assistant", "content": response.content})
+    state["measured"] = (total, chars(messages))
+    if total < COMPACT_AT:
+        state["summarised"] = False
     if response.stop_reason != "tool_use":
         blocked, words = run_hooks("Stop")
         if blocked and sent_back < 3:
