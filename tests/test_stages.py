@@ -378,21 +378,21 @@ FIRST_LINES = {  # the first line the checker prints under the failing check (se
     's07.child_fails':
     "Your program sent 3 requests. The subagent's second request (request 3) got an API error;",
     's08.clear_when_full':
-    'In request 5 the result of bash {"command": "cat f1-cbkzud.txt"} is \'1. c1-rxuuxf was read',
+    'In request 7 the result of read_file {"path": "f2-nsebjr.txt"} is \'1 1. c2-aagrky was read',
     's08.clear_when_full:always':
-    'Request 4 has the result of bash {"command": "cat f1-cbkzud.txt"} cleared; reply 3\'s usage',
+    'Request 6 has the result of read_file {"path": "f2-nsebjr.txt"} cleared; reply 5\'s usage',
     's08.cleared_results':
-    'In request 5 the result of bash {"command": "cat f4-mjdtfq.txt"} is \'[Cleared to save',
+    'In request 7 the result of read_file {"path": "f5-zgavtg.txt"} is \'[Cleared to save',
     's08.cleared_results:subject':
-    'In request 5 the result of bash {"command": "cat f1-cbkzud.txt"} is \'[Cleared to save',
+    'In request 7 the result of read_file {"path": "f2-nsebjr.txt"} is \'[Cleared to save',
     's08.summary_request':
-    "Reply 5's usage adds up to 120,500 tokens, past --compact-at 120,000. Request 6, the",
+    "Reply 7's usage adds up to 120,500 tokens, past --compact-at 120,000. Request 8, the",
     's08.new_history':
-    'Request 7, after the summary, starts with {"role": "user", "content": [{"type": "text",',
+    'Request 9, after the summary, starts with {"role": "user", "content": [{"type": "text",',
     's08.new_history:orphan':
-    'Message 2 of request 7 holds a tool_result for toolu_7S18S6XexWbJEZA0evFJSx02, whose',
+    'Message 2 of request 9 holds a tool_result for toolu_e4PQ6VUajnC1wzMghTVlmzux, whose',
     's08.no_thrash':
-    "Your program sent request 8, a summary request again. After the summary, reply 7's usage",
+    "Your program sent request 10, a summary request again. After the summary, reply 9's usage",
     's08.too_long':
     'Your program sent 2 requests. Request 2 got the API error "prompt is too long"; it should',
 }

@@ -1073,7 +1073,6 @@ OVER_COMPACT = {"input_tokens": 1500, "cache_read_input_tokens": 110_000,
 STILL_OVER = {"input_tokens": 2000, "cache_read_input_tokens": 118_000,
               "output_tokens": 5000}  # 125,000, after the summary
 CLEARED = "[Cleared to save context:"
-PAGES = ("c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8")
 
 
 def usage(tokens, *content):
@@ -1090,24 +1089,34 @@ def tokens(said):
     return sum(said.values())
 
 
+# One session: reply 1 makes the todo list; request 2 gets "prompt is too long", so request 3 is
+# a summary request and request 4 starts from its summary. Then the context fills again: reply 6
+# passes --clear-at, so request 7 clears; reply 7 passes --compact-at, so request 8 is a summary
+# request and request 9 starts from it; reply 9 is still past --compact-at: the turn stops.
 COMPACT = Exchange("compact", "Read the pages, and keep the list (<<prompt>>).", [
     usage(SMALL, text("A list, then the pages."),
           use("t1", "todo_write", todos=[todo("<<item_a>>", "in_progress",
                                               activeForm="Reading the pages"),
                                          todo("<<item_b>>", "pending")]),
           use("c1", "bash", command="cat <<f1>>.txt")),
+    {"error": "prompt is too long: 210000 tokens > 200000 maximum"},
+    usage(SMALL, text("<<first_summary>>: one page read.")),
     usage(SMALL, use("c2", "read_file", path="<<f2>>.txt"),
           use("c3", "bash", command="cat <<f3>>.txt")),
-    usage(SMALL, use("c4", "bash", command="cat <<f4>>.txt")),
-    usage(OVER_CLEAR, use("c5", "read_file", path="<<f5>>.txt"),
-          use("c6", "bash", command="cat <<f6>>.txt")),
-    usage(OVER_COMPACT, use("c7", "bash", command="cat <<f7>>.txt")),
+    usage(SMALL, use("c4", "bash", command="cat <<f4>>.txt"),
+          use("c5", "read_file", path="<<f5>>.txt")),
+    usage(OVER_CLEAR, use("c6", "read_file", path="<<f6>>.txt"),
+          use("c7", "bash", command="cat <<f7>>.txt")),
+    usage(OVER_COMPACT, use("c8", "bash", command="cat <<f8>>.txt")),
     usage(SMALL, text("<<summary>>: the pages are read; next, <<next_step>>.")),
-    usage(STILL_OVER, use("c8", "bash", command="cat <<f8>>.txt")),
+    usage(STILL_OVER, use("c9", "bash", command="cat <<f9>>.txt")),
 ], args=LIMITS, files={
-    **{f"<<f{n}>>.txt": page(f"c{n}") for n in range(1, 9)},
+    **{f"<<f{n}>>.txt": page(f"c{n}") for n in range(1, 10)},
     ".agent/plans/<<plan>>.md": "# Plan\n\n1. <<plan_step>>\n"})
-SUMMARISED = 6  # request 6 is the summary request; request 7 starts from the summary
+REPLY = {"t1": 1, "c1": 1, "c2": 4, "c3": 4, "c4": 5, "c5": 5, "c6": 6, "c7": 6, "c8": 7,
+         "c9": 9}
+CLEARED_AT = 7  # request 7 is the first past --clear-at
+SUMMARISED = 8  # request 8 is the summary request; request 9 starts from the summary
 
 
 def results_by_id(request):
@@ -1136,63 +1145,6 @@ def cleared_marked(messages):
             for message in plain(messages)]
 
 
-@check("s08", "clear_when_full", COMPACT, "old tool results are cleared once the context "
-       "reaches --clear-at, not before: its size is the last reply's usage (input, cache read, "
-       "cache write, output) and an estimate of what came since")
-def _(run):
-    early = [key for key, said in ((key, results_by_id(run.request(4)).get(run.id(key), ""))
-                                   for key in PAGES[:4]) if said.startswith(CLEARED)]
-    if early:
-        raise Fail(f"Request 4 has the result of {run.call(*reply_of(early[0]))} cleared; "
-                   f"reply 3's usage says {tokens(SMALL):,} tokens, far under --clear-at "
-                   f"{CLEAR_AT:,}, so no result is cleared yet.")
-    said = results_by_id(run.request(5)).get(run.id("c1"), "")
-    if not said.startswith(CLEARED):
-        raise Fail(f"In request 5 the result of {run.call(1, 'c1')} is {cut(said, 80)!r}. Reply "
-                   f"4's usage adds up to {tokens(OVER_CLEAR):,} tokens (input 2,000, cache read "
-                   f"40,000, cache write 6,000, output 3,000), past --clear-at {CLEAR_AT:,}: "
-                   f"the old results should be cleared before request 5.")
-
-
-def reply_of(key):
-    """(reply, key): the reply of COMPACT whose call has this key."""
-    return {"c1": 1, "t1": 1, "c2": 2, "c3": 2, "c4": 3, "c5": 4, "c6": 4, "c7": 5,
-            "c8": 7}[key], key
-
-
-@check("s08", "cleared_results", COMPACT, "every tool_result but the newest 3 becomes one line "
-       "[Cleared to save context: ...] that names its tool and subject; the tool_use blocks, "
-       "the ids and all else stay", follows=["clear_when_full"])
-def _(run):
-    before, now = run.request(4).get("messages") or [], run.request(5).get("messages") or []
-    expected = without_contents(before) + [
-        {"role": "assistant", "content": without_contents(
-            [{"role": "assistant", "content": run.replies[3]}])[0]["content"]}]
-    if without_contents(now)[:len(expected)] != expected:
-        raise Fail(f"Request 5 sends {len(now)} message(s), starting "
-                   f"{cut(json.dumps(now), 120)}; clearing changes only the content of old "
-                   "tool_results: it should start with the messages of request 4 (the tool_use "
-                   "blocks and ids as they were), then reply 4.")
-    results = results_by_id(run.request(5))
-    for key in ("c1", "c2", "c3"):
-        reply, _ = reply_of(key)
-        block = next(b for b in run.replies[reply - 1] if b.get("id") == run.id(key))
-        subject = next(iter(block["input"].values()))
-        said = results.get(run.id(key), "")
-        if (not said.startswith(CLEARED) or "\n" in said.strip() or block["name"] not in said
-                or subject not in said or run.v(f"<<{key}>>") in said):
-            raise Fail(f"In request 5 the result of {run.call(reply, key)} is {cut(said)!r}; "
-                       f"it is older than the newest 3, so it should be one line that starts "
-                       f"{CLEARED!r} and names the tool and its subject ({block['name']}, "
-                       f"{subject!r}), without the output.")
-    for key in ("c4", "c5", "c6"):
-        said = results.get(run.id(key), "")
-        if run.v(f"<<{key}>>") not in said:
-            raise Fail(f"In request 5 the result of {run.call(*reply_of(key))} is "
-                       f"{cut(said)!r}; it is one of the newest 3 results, which stay as they "
-                       f"were, with {run.v(f'<<{key}>>')!r}.")
-
-
 SUMMARISE = re.compile(r"summar", re.IGNORECASE)
 
 
@@ -1211,14 +1163,16 @@ def summary_request_fault(run, number, after):
     history[-1]["content"] = history[-1]["content"][:-1]
     if not history[-1]["content"]:
         history.pop()
-    reply = run.replies[after - 1]
+    reply = run.replies[after - 1]  # a list of blocks, or the API's error
     expected = cleared_marked(before.get("messages") or [])
+    then = ""
     if isinstance(reply, list):
         expected += [{"role": "assistant", "content": plain_blocks(reply)}]
+        then = f", then reply {after} and its results"
     if cleared_marked(history)[:len(expected)] != expected:
         return (f"Request {number}, the summary request, sends {cut(json.dumps(messages), 120)}"
                 f"; before its instruction it should send the whole history: the messages of "
-                f"request {after}, then reply {after} and its results.")
+                f"request {after}{then}.")
     for part in ("system", "tools"):
         if now.get(part) != before.get(part):
             return (f"Request {number}, the summary request, has other {part} than request "
@@ -1227,14 +1181,84 @@ def summary_request_fault(run, number, after):
     return None
 
 
+@check("s08", "too_long", COMPACT, "an API error that says the prompt is too long is "
+       "followed by a summary request; then the turn goes on from the summary")
+def _(run):
+    if len(run.requests) < 3:
+        raise Fail(f"Your program sent {len(run.requests)} requests. Request 2 got the API "
+                   "error \"prompt is too long\"; it should summarise (request 3, the summary "
+                   f"request) and go on, not end the turn. {run.ending()}")
+    fault = summary_request_fault(run, 3, 2)
+    if fault:
+        raise Fail(f"Request 2 got the API error \"prompt is too long\". {fault}")
+    first = (run.request(4).get("messages") or [{}])[0]
+    if run.v("<<first_summary>>") not in block_text(first.get("content")):
+        raise Fail(f"Request 4, after the summary, starts with {cut(json.dumps(first), 120)}; "
+                   f"it should start from the summary, {run.v('<<first_summary>>')!r}, and "
+                   "try again.")
+
+
+@check("s08", "clear_when_full", COMPACT, "old tool results are cleared once the context "
+       "reaches --clear-at, not before: its size is the last reply's usage (input, cache read, "
+       "cache write, output) and an estimate of what came since", follows=["too_long"])
+def _(run):
+    number = CLEARED_AT
+    early = [key for key in ("c2", "c3", "c4", "c5") if results_by_id(run.request(number - 1)).get(
+        run.id(key), "").startswith(CLEARED)]
+    if early:
+        raise Fail(f"Request {number - 1} has the result of {run.call(REPLY[early[0]], early[0])} "
+                   f"cleared; reply {number - 2}'s usage says {tokens(SMALL):,} tokens, far "
+                   f"under --clear-at {CLEAR_AT:,}, so no result is cleared yet.")
+    said = results_by_id(run.request(number)).get(run.id("c2"), "")
+    if not said.startswith(CLEARED):
+        raise Fail(f"In request {number} the result of {run.call(REPLY['c2'], 'c2')} is "
+                   f"{cut(said, 80)!r}. Reply {number - 1}'s usage adds up to "
+                   f"{tokens(OVER_CLEAR):,} tokens (input 2,000, cache read 40,000, cache write "
+                   f"6,000, output 3,000), past --clear-at {CLEAR_AT:,}: the old results "
+                   f"should be cleared before request {number}.")
+
+
+@check("s08", "cleared_results", COMPACT, "every tool_result but the newest 3 becomes one line "
+       "[Cleared to save context: ...] that names its tool and subject; the tool_use blocks, "
+       "the ids and all else stay", follows=["clear_when_full"])
+def _(run):
+    number = CLEARED_AT
+    before = run.request(number - 1).get("messages") or []
+    now = run.request(number).get("messages") or []
+    expected = without_contents(before) + without_contents(
+        [{"role": "assistant", "content": run.replies[number - 2]}])
+    if without_contents(now)[:len(expected)] != expected:
+        raise Fail(f"Request {number} sends {len(now)} message(s), starting "
+                   f"{cut(json.dumps(now), 120)}; clearing changes only the content of old "
+                   f"tool_results: it should start with the messages of request {number - 1} "
+                   f"(the tool_use blocks and ids as they were), then reply {number - 1}.")
+    results = results_by_id(run.request(number))
+    for key in ("c2", "c3", "c4"):
+        block = next(b for b in run.replies[REPLY[key] - 1] if b.get("id") == run.id(key))
+        subject = next(iter(block["input"].values()))
+        said = results.get(run.id(key), "")
+        if (not said.startswith(CLEARED) or "\n" in said.strip() or block["name"] not in said
+                or subject not in said or run.v(f"<<{key}>>") in said):
+            raise Fail(f"In request {number} the result of {run.call(REPLY[key], key)} is "
+                       f"{cut(said)!r}; it is older than the newest 3, so it should be one line "
+                       f"that starts {CLEARED!r} and names the tool and its subject "
+                       f"({block['name']}, {subject!r}), without the output.")
+    for key in ("c5", "c6", "c7"):
+        said = results.get(run.id(key), "")
+        if run.v(f"<<{key}>>") not in said:
+            raise Fail(f"In request {number} the result of {run.call(REPLY[key], key)} is "
+                       f"{cut(said)!r}; it is one of the newest 3 results, which stay as they "
+                       f"were, with {run.v(f'<<{key}>>')!r}.")
+
+
 @check("s08", "summary_request", COMPACT, "once the context reaches --compact-at, a summary "
        "request: the same system prompt and tools, the whole history, and last a user text "
        "that asks for a summary", follows=["cleared_results"])
 def _(run):
     fault = summary_request_fault(run, SUMMARISED, SUMMARISED - 1)
     if fault:
-        raise Fail(f"Reply 5's usage adds up to {tokens(OVER_COMPACT):,} tokens, past "
-                   f"--compact-at {COMPACT_AT:,}. {fault}")
+        raise Fail(f"Reply {SUMMARISED - 1}'s usage adds up to {tokens(OVER_COMPACT):,} "
+                   f"tokens, past --compact-at {COMPACT_AT:,}. {fault}")
 
 
 @check("s08", "new_history", COMPACT, "the request after the summary starts from one user "
@@ -1245,7 +1269,7 @@ def _(run):
     messages = run.request(number).get("messages") or [{}]
     first = messages[0]
     said = block_text(first.get("content"))
-    for part, what in (("<<summary>>", "the summary, the text of reply 6"),
+    for part, what in (("<<summary>>", f"the summary, the text of reply {SUMMARISED}"),
                        ("<<item_a>>", "the todo list"), ("<<item_b>>", "the todo list"),
                        ("<<plan_step>>", "the newest plan, .agent/plans/<<plan>>.md"),
                        (run.prompt, "the user's last prompt")):
@@ -1268,42 +1292,15 @@ def _(run):
 @check("s08", "no_thrash", COMPACT, "a reply still at --compact-at after a summary stops the "
        "turn with one line: no second summary", follows=["new_history"])
 def _(run):
-    run.request(SUMMARISED + 1)
-    if len(run.requests) > SUMMARISED + 1:
-        number = SUMMARISED + 2
-        last = blocks(((run.request(number).get("messages") or [{}])[-1]).get("content"))
-        again = last and last[-1].get("type") == "text" and SUMMARISE.search(
-            last[-1].get("text", ""))
+    last = SUMMARISED + 1
+    run.request(last)
+    if len(run.requests) > last:
+        number = last + 1
+        ending = blocks(((run.request(number).get("messages") or [{}])[-1]).get("content"))
+        again = ending and ending[-1].get("type") == "text" and SUMMARISE.search(
+            ending[-1].get("text", ""))
         raise Fail(f"Your program sent request {number}, "
                    f"{'a summary request again' if again else 'another request'}. After the "
-                   f"summary, reply 7's usage says {tokens(STILL_OVER):,} tokens, still past "
-                   f"--compact-at {COMPACT_AT:,}: summarising again would give the same, so "
-                   "the turn stops with one line, and request 7 is the last.")
-
-
-# The API says the prompt is too long (a 400): the program summarises, and the turn goes on.
-TOO_LONG = Exchange("too_long", "Read a page, whatever its size (<<prompt>>).", [
-    usage(SMALL, use("c1", "bash", command="cat <<f1>>.txt")),
-    {"error": "prompt is too long: 210000 tokens > 200000 maximum"},
-    usage(SMALL, text("<<summary>>: one page read.")),
-    [text("Done after the summary: <<final>>")],
-], args=LIMITS, files={"<<f1>>.txt": page("c1")})
-
-
-@check("s08", "too_long", TOO_LONG, "an API error that says the prompt is too long is "
-       "followed by a summary request; then the turn goes on from the summary")
-def _(run):
-    if len(run.requests) < 3:
-        raise Fail(f"Your program sent {len(run.requests)} requests. Request 2 got the API "
-                   "error \"prompt is too long\"; it should summarise (request 3, the summary "
-                   f"request) and go on, not end the turn. {run.ending()}")
-    fault = summary_request_fault(run, 3, 2)
-    if fault:
-        raise Fail(f"Request 2 got the API error \"prompt is too long\". {fault}")
-    first = (run.request(4).get("messages") or [{}])[0]
-    if run.v("<<summary>>") not in block_text(first.get("content")):
-        raise Fail(f"Request 4, after the summary, starts with {cut(json.dumps(first), 120)}; "
-                   f"it should start from the summary, {run.v('<<summary>>')!r}, and try "
-                   "again.")
-    run.printed("<<final>>", why="the turn goes on after the summary, to its last reply")
-    run.exited_well()
+                   f"summary, reply {last}'s usage says {tokens(STILL_OVER):,} tokens, still "
+                   f"past --compact-at {COMPACT_AT:,}: summarising again would give the same, "
+                   f"so the turn stops with one line, and request {last} is the last.")

@@ -308,7 +308,7 @@ MISTAKES = [
      "reply = client.messages.create(model=MODEL, max_tokens=8000, tools=offered, "
      "messages=asked)",
      "reply = client.messages.create(model=MODEL, max_tokens=8000, messages=asked)",
-     ["s08.summary_request"]),
+     ["s08.summary_request", "s08.too_long"]),
     ("s08.new_history", "the todo list is not carried into the new history",
      "    if state[\"todos\"]:\n        texts.append", "    if False:\n        texts.append",
      ["s08.new_history"]),
@@ -320,7 +320,8 @@ MISTAKES = [
      ["s08.no_thrash"]),
     ("s08.too_long", "a too-long error ends the turn",
      'if not too_long(error) or state["summarised"]:', "if True:",
-     ["s08.too_long"]),
+     ["s08.too_long", "s08.clear_when_full", "s08.cleared_results", "s08.summary_request",
+      "s08.new_history", "s08.no_thrash"]),
 ]
 
 # The eleven wrong agents of issue 39 (its first list), which the checker passed before.
