@@ -978,7 +978,7 @@ def _(run):
 
 @check("s07", "only_the_answer", SUBAGENT, "the parent's next request holds the agent call and "
        "one result that starts with the subagent's final text, and nothing of its calls",
-       follows=["child_hidden"])
+       follows=["agent_offered", "child_hidden"])
 def _(run):
     number = 4
     first, now = run.request(1).get("messages") or [], run.request(number).get("messages") or []
