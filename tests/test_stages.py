@@ -367,4 +367,8 @@ FIRST_LINES = {  # the first line the checker prints under the failing check (se
     "With --plan, request 2, the subagent's first, offers ['bash', 'read_file', 'write_file',",
     's07.child_fails':
     "Your program sent 3 requests. The subagent's second request (request 3) got an API error;",
+    's07.child_history:asks':
+    'Request 2 answers the call agent {"description": "label-fyinay", "prompt": "Read',
+    's07.child_plan_mode:no_agent':
+    "With --plan, request 1 offers ['bash', 'read_file', 'glob', 'todo_write',",
 }
