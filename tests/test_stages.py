@@ -377,6 +377,10 @@ FIRST_LINES = {  # the first line the checker prints under the failing check (se
     "With --plan, request 2, the subagent's first, offers ['bash', 'read_file', 'write_file',",
     's07.child_fails':
     "Your program sent 3 requests. The subagent's second request (request 3) got an API error;",
+    's07.child_history:asks':
+    'Request 2 answers the call agent {"description": "label-fyinay", "prompt": "Read',
+    's07.child_plan_mode:no_agent':
+    "With --plan, request 1 offers ['bash', 'read_file', 'glob', 'todo_write',",
     's08.clear_when_full':
     'In request 7 the result of read_file {"path": "f2-nsebjr.txt"} is \'1 1. c2-aagrky was read',
     's08.clear_when_full:always':

@@ -470,7 +470,8 @@ def main(argv=None):
         prog="python -m course.stages",
         description="Check your own agent against a stage of the course, and every stage "
                     "before it, offline (a loopback Messages API plays the model).")
-    parser.add_argument("stage", nargs="?", choices=STAGES, help="the stage, s01 to s06")
+    parser.add_argument("stage", nargs="?", choices=STAGES,
+                        help=f"the stage, {STAGES[0]} to {STAGES[-1]}")
     parser.add_argument("path", nargs="?", help="your program, e.g. build/agent.py")
     parser.add_argument("--only", action="store_true", help="this stage's checks alone")
     parser.add_argument("--list", action="store_true", help="list the checks of every stage")

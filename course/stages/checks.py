@@ -898,6 +898,14 @@ def _(run):
 def _(run):
     messages = run.request(2).get("messages") or []
     prompt = run.v(CHILD_PROMPT)
+    answered = [block for message in messages for block in blocks(message.get("content"))
+                if block.get("type") == "tool_result" and block.get("tool_use_id") ==
+                run.id("agent")]
+    if answered:
+        raise Fail(f"Request 2 answers the call {run.call(1, 'agent')} with "
+                   f"{cut(block_text(answered[0].get('content')), 80)!r}: no subagent ran. agent "
+                   "runs without a question, in every mode; each call of its subagent is "
+                   "checked on its own.")
     if plain(messages) != [{"role": "user", "content": [text(prompt)]}]:
         raise Fail(f"Request 2 holds {len(messages)} message(s), starting "
                    f"{cut(json.dumps(messages), 120)}. Reply 1 called agent, so request 2 is "
@@ -906,7 +914,7 @@ def _(run):
 
 
 @check("s07", "child_system", SUBAGENT, "the subagent has a system prompt of its own, not the "
-       "parent's", follows=["agent_offered"])
+       "parent's", follows=["agent_offered", "child_history"])
 def _(run):
     parent, child = system_text(run.request(1)), system_text(run.request(2))
     if not child.strip() or child == parent:
@@ -918,7 +926,8 @@ def _(run):
 
 
 @check("s07", "child_tools", SUBAGENT, "the subagent is offered bash and the file tools, and "
-       "not agent, todo_write or the plan and question tools", follows=["agent_offered"])
+       "not agent, todo_write or the plan and question tools",
+       follows=["agent_offered", "child_history"])
 def _(run):
     offered = run.tools(2)
     missing = [name for name in ("bash", *TOOL_FIELDS) if name not in offered]
@@ -978,7 +987,7 @@ def _(run):
 
 @check("s07", "only_the_answer", SUBAGENT, "the parent's next request holds the agent call and "
        "one result that starts with the subagent's final text, and nothing of its calls",
-       follows=["child_hidden"])
+       follows=["agent_offered", "child_hidden"])
 def _(run):
     number = 4
     first, now = run.request(1).get("messages") or [], run.request(number).get("messages") or []
