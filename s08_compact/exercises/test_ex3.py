@@ -1,7 +1,7 @@
 """Exercise 3: The files it had read.
 
-Task: After a summary the model knows which files it read only if the summary says so, and
-then it reads them again to be sure. Carry the list over: the new history's user message gets,
+Task: After a summary the model knows which files it read only if the summary says so, and a
+summary may leave some out. Carry the list over: the new history's user message gets,
 just before the user's last prompt, the text block `Files read before the summary: a.txt,
 src/b.py`: the paths of the old history's read_file calls, as the model wrote them, in the order
 they were first read, each once. When none was read, no block is added.
