@@ -385,6 +385,8 @@ FIRST_LINES = {  # the first line the checker prints under the failing check (se
     'In request 7 the result of read_file {"path": "f2-nsebjr.txt"} is \'1 1. c2-aagrky was read',
     's08.clear_when_full:always':
     'Request 6 has the result of read_file {"path": "f2-nsebjr.txt"} cleared; reply 5\'s usage',
+    's08.clear_when_full:flags':
+    'In request 7 the result of read_file {"path": "f2-nsebjr.txt"} is \'1 1. c2-aagrky was read',
     's08.cleared_results':
     'In request 7 the result of read_file {"path": "f5-zgavtg.txt"} is \'[Cleared to save',
     's08.cleared_results:subject':
