@@ -14,6 +14,7 @@ CHAPTERS = [
     "s05_todo_write",
     "s06_plan_mode",
     "s07_subagents",
+    "s08_compact",
 ]
 # The sections each chapter changes in what it carries over from the chapter before; every
 # other carried section stays byte-identical (tests/test_chapters.py). A change here is a change
@@ -44,6 +45,14 @@ CHANGES = {
         "CALLING THE MODEL",
         "LIVE ONLY: retries, usage, blocks of unknown types",
         "THE SESSION",
+    },
+    "s08_compact": {
+        "THE AGENT LOOP",
+        "SUBAGENTS",
+        "CALLING THE MODEL",
+        "THE SESSION",
+        "THE SCRIPTED MODEL",
+        "THE COMMAND LINE",
     },
 }
 
@@ -107,6 +116,17 @@ CORE = {
         "tests/test_s07_subagents.py::test_in_plan_mode_the_subagent_only_reads",
         "tests/test_s07_subagents.py::test_subagent_stop_hooks_get_the_childs_answer_and_may_send"
         "_it_back",
+    ],
+    "s08_compact": [
+        "tests/test_s08_compact.py::test_every_result_but_the_newest_three_becomes_one_line_and"
+        "_the_calls_stay",
+        "tests/test_s08_compact.py::test_past_compact_at_the_summary_request_is_the_loops_own"
+        "_plus_the_instruction",
+        "tests/test_s08_compact.py::test_the_new_history_carries_plan_mode_and_the_newest_plan",
+        "tests/test_s08_compact.py::test_still_over_after_a_summary_the_turn_stops_without_a"
+        "_second_summary",
+        "tests/test_s08_compact.py::test_a_too_long_reply_summarises_once_and_the_call_is_tried"
+        "_again",
     ],
 }
 

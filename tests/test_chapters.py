@@ -248,10 +248,13 @@ def test_trace_has_one_line_per_model_call_with_exactly_the_request_and_response
     calls = read_trace(run.base / "trace.jsonl")
     chapter = load_chapter(run.name)
 
-    # a subagent's call (s07) is marked with its description
-    assert [sorted(call) for call in calls] == [
-        ["agent", "request", "response"] if "agent" in call else ["request", "response"]
-        for call in calls
+    summaries = summary_calls(chapter, calls)
+    # a subagent's call (s07) is marked with its description, and a summary request (s08) with
+    # {"compaction": "summary"}, before the request
+    assert [list(call) for call in calls] == [
+        ["agent"] * ("agent" in call) + ["compaction"] * (number in summaries)
+        + ["request", "response"]
+        for number, call in enumerate(calls)
     ]
     assert [sorted(call["request"]) for call in calls] == [
         ["max_tokens", "messages", "model", "system", "tools"]
@@ -271,20 +274,56 @@ def test_trace_has_one_line_per_model_call_with_exactly_the_request_and_response
 def test_trace_requests_grow_by_the_answer_and_a_result_for_each_tool_use(run):
     # Each call sends the previous history, the previous answer as it came, and one
     # tool_result for each of its tool_use blocks, in order: a valid history. Each agent's own
-    # (s07: a subagent's calls are not in its parent's history).
-    pairs = [
-        pair for calls in lanes(read_trace(run.base / "trace.jsonl"))
-        for pair in zip(calls, calls[1:], strict=False)
-    ]
+    # (s07: a subagent's calls are not in its parent's history). From s08 on, an old result may
+    # be cleared to its one line, and after a summary request the history starts again from
+    # the summary.
+    chapter = load_chapter(run.name)
+    pairs = []
+    for calls in lanes(read_trace(run.base / "trace.jsonl")):
+        summaries = summary_calls(chapter, calls)
+        loop = [call for number, call in enumerate(calls) if number not in summaries]
+        # the pairs (by their second call's place in `loop`) that a summary request came between
+        after_summary = {number - summaries.index(number) for number in summaries}
+        for number, (sent, following) in enumerate(zip(loop, loop[1:], strict=False), 1):
+            if number in after_summary:
+                first = following["request"]["messages"][0]["content"][0]["text"]
+                assert first.startswith(chapter.SUMMARY_INTRO)
+            else:
+                pairs.append((sent, following))
     for sent, following in pairs:
         history, reply = sent["request"]["messages"], sent["response"]
         new = following["request"]["messages"][len(history) :]
-        assert following["request"]["messages"][: len(history)] == history
+        assert following["request"]["messages"][: len(history)] == cleared_as_sent(
+            chapter, history, following["request"]["messages"]
+        )
         assert [turn["role"] for turn in new] == ["assistant", "user"]
         assert new[0]["content"] == reply["content"]
         assert [b["tool_use_id"] for b in new[1]["content"] if b["type"] == "tool_result"] == [
             b["id"] for b in reply["content"] if b["type"] == "tool_use"
         ]
+
+
+def summary_calls(chapter, calls):
+    """The numbers of the trace lines that are summary requests (s08 on), by their mark."""
+    mark = getattr(chapter, "SUMMARY_MARK", {})
+    return [number for number, call in enumerate(calls)
+            if mark and all(call.get(key) == value for key, value in mark.items())]
+
+
+def cleared_as_sent(chapter, history, sent):
+    """`history` with each tool_result that `sent` has cleared (s08 on) as its one line says
+    it: the tool, its subject, and the characters the result had."""
+    if not hasattr(chapter, "cleared_line"):
+        return history
+    calls = {block["id"]: block for message in history if message["role"] == "assistant"
+             for block in message["content"] if block["type"] == "tool_use"}
+    expected = json.loads(json.dumps(history))
+    for message, later in zip(expected, sent, strict=False):
+        for block, later_block in zip(message["content"], later["content"], strict=False):
+            was = block.get("content")
+            if block.get("type") == "tool_result" and later_block.get("content") != was:
+                block["content"] = chapter.cleared_line(calls[block["tool_use_id"]], len(was))
+    return expected
 
 
 def test_the_run_shows_every_tool_call_of_the_trace(run):

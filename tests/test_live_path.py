@@ -31,6 +31,7 @@ import anthropic._base_client
 import pytest
 
 import support
+from course import section_map
 from live_api import SILENCE, error, message, raw
 from support import (
     PRESENT,
@@ -305,8 +306,14 @@ TOO_LONG = {
 }
 
 
-@pytest.mark.parametrize("name, kind", [(name, "413") for name in PRESENT] + [
-    (name, kind) for name in EDGES for kind in TOO_LONG if kind != "413"])
+# From s08 on, a conversation too long is summarised instead (COMPACTION).
+COMPACTING = [name for name in PRESENT if "COMPACTION" in section_map(name)]
+TAKEN_BACK = [name for name in PRESENT if name not in COMPACTING]
+
+
+@pytest.mark.parametrize("name, kind", [(name, "413") for name in TAKEN_BACK] + [
+    (name, kind) for name in (TAKEN_BACK[0], TAKEN_BACK[-1]) for kind in TOO_LONG
+    if kind != "413"])
 def test_a_conversation_too_long_takes_the_turn_back_and_clear_starts_one_that_works(
     name, kind, api, tmp_path, capsys
 ):
@@ -356,8 +363,44 @@ CLEARED = {
     "s06_plan_mode": "[Cleared: the next prompt starts a new conversation. The workdir, the "
                      "model, the permission mode ({mode}), the rules, the hooks and plan mode "
                      "(off) stay; the todo list is emptied.]",
+    "s08_compact": "[Cleared: the next prompt starts a new conversation. The workdir, the "
+                   "model, the permission mode ({mode}), the rules, the hooks and plan mode "
+                   "(off) stay; the todo list is emptied.]",
 }
 CLEARED["s07_subagents"] = CLEARED["s06_plan_mode"]  # a subagent's history lives in its call
+
+
+@pytest.mark.parametrize("name, kind", [(name, kind) for name in COMPACTING for kind in TOO_LONG])
+def test_a_conversation_too_long_is_summarised_once_and_the_call_tried_again(
+    name, kind, api, tmp_path, capsys
+):
+    chapter = load_chapter(name)
+    failure, _ = TOO_LONG[kind]
+    session = live_session(chapter, api, tmp_path)
+    earlier = hello(chapter, session, api, capsys)
+    call = tool_use("toolu_big", "bash", {"command": "echo big"})
+    api.answer(message(call, stop_reason="tool_use", usage=usage()), failure,
+               message(text("S"), usage=usage()), message(text("Done."), usage=usage()))
+
+    assert chapter.run_turn(session, "read the big file") is True
+
+    ran = [*earlier, user(text("read the big file")), assistant(call),
+           user(result("toolu_big", "big\n[exit code: 0]"))]
+    new_history = [user(text(f"{chapter.SUMMARY_INTRO}\n\n<summary>\nS\n</summary>"),
+                        text("The user's last prompt, which the work is for:\n\n"
+                             "read the big file"))]
+    summary_request = live_request(chapter, session, ran[:-1] + [
+        user(*ran[-1]["content"], text(chapter.SUMMARY_INSTRUCTION))])
+    assert [seen["body"] for seen in api.seen] == [
+        live_request(chapter, session, ran[:3]),
+        live_request(chapter, session, ran),
+        summary_request,  # the cached prefix (tools, system) as in every call
+        live_request(chapter, session, new_history),
+    ]
+    assert session.messages == new_history + [assistant(text("Done."))]
+    shown = [line for line in said(capsys) if line.startswith("[The API")]
+    assert [line.split(";")[0] for line in shown] == [
+        "[The API says the conversation is too long: the history is summarised"]
 
 
 # ======================================================================

@@ -168,6 +168,8 @@ HELP = {
     "s05_todo_write": ["/help", "/restart", "/clear", "/mode", "/todos"],
     "s06_plan_mode": ["/help", "/restart", "/clear", "/mode", "/todos", "/plan"],
     "s07_subagents": ["/help", "/restart", "/clear", "/mode", "/todos", "/plan"],
+    "s08_compact": ["/help", "/restart", "/clear", "/mode", "/todos", "/plan", "/context",
+                    "/compact"],
 }
 
 

@@ -38,6 +38,7 @@ import anthropic
 import anthropic._base_client
 import httpx2
 import pytest
+from anthropic.types import Message
 from hypothesis import HealthCheck, Phase, assume, find, given, settings
 from hypothesis import strategies as st
 
@@ -126,7 +127,12 @@ def play(chapter, data, box, answers, hook_outcomes=HOOK_OUTCOMES):
     history each turn leaves behind is checked too: it must take a new prompt.
     """
     events = data.draw(model_events(chapter.TOOLS), label="model")
-    client = EndlessClient(*replies_for(events, box))
+    replies = replies_for(events, box)
+    if hasattr(chapter, "summarise"):  # s08: replies that say how full the context is
+        for answer in replies:
+            if isinstance(answer, Message):
+                answer.usage.input_tokens = data.draw(st.integers(0, 4000), label="usage")
+    client = EndlessClient(*replies)
     session = new_session(chapter, client, box.work)
     if has_plan_mode(chapter):
         setattr(
@@ -134,6 +140,10 @@ def play(chapter, data, box, answers, hook_outcomes=HOOK_OUTCOMES):
             PLAN_MODE_FIELD,
             data.draw(st.sampled_from([True, True, False]), label="start in plan mode"),
         )
+    if hasattr(chapter, "summarise"):  # s08: thresholds low enough to clear and summarise often
+        session.clear_at, session.compact_at = data.draw(st.sampled_from(
+            [(1800, 2400), (2200, 3500), (chapter.CLEAR_AT, chapter.COMPACT_AT)]),
+            label="--clear-at and --compact-at")
     if hasattr(chapter, "add_hook"):
         hooks = st.lists(
             st.tuples(st.sampled_from(chapter.HOOK_EVENTS), st.sampled_from(hook_outcomes)),

@@ -37,8 +37,9 @@ EVENTS = "UserPromptSubmit, PreToolUse, PostToolUse, Stop"
 
 
 def events(chapter):
-    """The hook events of a chapter: s04's, and SubagentStop from s07 on."""
-    return EVENTS + (", SubagentStop" if chapter.CHAPTER >= "s07" else "")
+    """The hook events of a chapter: s04's, SubagentStop from s07 on, PreCompact from s08 on."""
+    return (EVENTS + (", SubagentStop" if chapter.CHAPTER >= "s07" else "")
+            + (", PreCompact" if chapter.CHAPTER >= "s08" else ""))
 
 
 def recorder(decision=None):
