@@ -2,9 +2,10 @@
 
 Every program here is checked in one batch (`course.stages.run_many`), on one loopback API,
 its runs forked from the warm runner (tests/runner.py): each chapter against its own stage and
-every one before, build/agent.py against s02, tests/stage_programs/good.py (an agent written
-from the lessons' "Build it yourself" sections) against s06, and each of the learners' mistakes
-of tests/stage_programs/mistakes.py against the exchange of the check it must fail.
+every one before, build/agent.py against s02, s06's code.py against s07's own checks,
+tests/stage_programs/good.py (an agent written from the lessons' "Build it yourself" sections)
+against every stage, and each of the learners' mistakes of tests/stage_programs/mistakes.py
+against the exchange of the check it must fail.
 """
 
 import ast
@@ -70,7 +71,8 @@ def checked(tmp_path_factory):
     for chapter in CHAPTERS:
         jobs[chapter] = (ROOT / chapter / "code.py", selected(chapter[:3]))
     jobs["build"] = (ROOT / "build" / "agent.py", selected("s02"))
-    jobs["good"] = (PROGRAMS / "good.py", selected("s06"))
+    jobs["s06 at s07"] = (ROOT / "s06_plan_mode" / "code.py", selected("s07", only=True))
+    jobs["good"] = (PROGRAMS / "good.py", selected(course.stages.STAGES[-1]))
     for label, _, old, new, _ in MISTAKES:
         assert GOOD.count(old) == 1, label  # each mistake edits one place of good.py
         program = folder / f"{label.replace(':', '-')}.py"
@@ -89,7 +91,7 @@ def test_each_chapter_passes_its_own_stage_and_every_one_before(checked, chapter
     assert checked[chapter] == {}
 
 
-def test_the_agent_written_from_the_lessons_sections_passes_all_six_stages(checked):
+def test_the_agent_written_from_the_lessons_sections_passes_every_stage(checked):
     assert checked["good"] == {}
 
 
@@ -98,6 +100,13 @@ def test_build_agent_passes_s01_and_fails_s02_saying_what_to_build(checked):
     assert checked["build"]["s02.tools_offered"] == (
     "Request 1 does not offer read_file; it should offer read_file with the properties "
     "['path', 'offset', 'limit'].")
+
+
+def test_s06_fails_stage_s07_saying_what_to_build(checked):
+    assert checked["s06 at s07"]["s07.agent_offered"] == (
+        "Request 1 offers ['ask_user_question', 'bash', 'edit_file', 'enter_plan_mode', "
+        "'exit_plan_mode', 'glob', 'read_file', 'todo_write', 'write_file']; it should offer the "
+        "tool agent, whose input_schema has the properties description and prompt.")
 
 
 def test_every_check_has_a_mistake_that_fails_it():
@@ -334,4 +343,32 @@ FIRST_LINES = {  # the first line the checker prints under the failing check (se
     "Request 5 holds ['user', 'user'] after its last assistant turn; it should hold one user",
     's06.ask_user_question:one_pick':
     'The result of ask_user_question {"questions": [{"question": "Which database?", "header":',
+    's07.agent_offered':
+    "Request 1 offers agent with the properties ['description', 'task']; it should offer the",
+    's07.child_history':
+    'Request 2 holds 3 message(s), starting [{"role": "user", "content": "Hand a side task to a',
+    's07.child_system':
+    "Request 2, the subagent's first, has as its system prompt none; it should have one of its",
+    's07.child_tools':
+    "Request 2, the subagent's first, offers ['bash', 'read_file', 'write_file', 'edit_file',",
+    's07.child_runs':
+    'Request 3 sends 2 message(s), starting [{"role": "user", "content": "Read data-sqjkzt.txt',
+    's07.child_checks':
+    'The call bash {"command": "touch made-rvhxng.txt"} got the result \'[exit code 0]\' without',
+    's07.child_checks:hooks':
+    'The call read_file {"path": "data-sqjkzt.txt"} got the result \'1 content-ytanlt\' without',
+    's07.child_hidden':
+    'Request 3 starts with the prompt of the subagent\'s own call agent {"description":',
+    's07.only_the_answer':
+    "Request 4, the parent's, holds 'toolu_kyzVO71LHVgwBkdJgkThJoWB', from the subagent's",
+    's07.only_the_answer:shared':
+    "Request 4, the parent's, holds 'toolu_kyzVO71LHVgwBkdJgkThJoWB', from the subagent's",
+    's07.child_plan_mode':
+    "With --plan, request 2, the subagent's first, offers ['bash', 'read_file', 'write_file',",
+    's07.child_fails':
+    "Your program sent 3 requests. The subagent's second request (request 3) got an API error;",
+    's07.child_history:asks':
+    'Request 2 answers the call agent {"description": "label-fyinay", "prompt": "Read',
+    's07.child_plan_mode:no_agent':
+    "With --plan, request 1 offers ['bash', 'read_file', 'glob', 'todo_write',",
 }

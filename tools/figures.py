@@ -3,7 +3,7 @@
     .venv/bin/python -m tools.figures [--write] [--only suite|stages|site ...]
 
 suite: the README's test command (`pytest -n 2`): how many tests passed, and its wall time.
-stages: `python -m course.stages s06 s06_plan_mode/code.py`, every stage, wall time.
+stages: `python -m course.stages sNN sNN_x/code.py` for the last chapter, every stage, wall time.
 site: `python web/build.py` into a scratch folder, wall time.
 
 Each runs once, as a learner would run it, on this machine: run it on a quiet machine (the load
@@ -20,6 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from course.chapters import CHAPTERS
 from course.figures import FIGURE, with_figures
 from course.translations import LANGUAGE
 
@@ -47,7 +48,8 @@ def suite():
 
 
 def stages():
-    seconds, _ = timed([sys.executable, "-m", "course.stages", "s06", "s06_plan_mode/code.py"])
+    last = CHAPTERS[-1]
+    seconds, _ = timed([sys.executable, "-m", "course.stages", last[:3], f"{last}/code.py"])
     return {"seconds": seconds}
 
 

@@ -1,11 +1,11 @@
-"""How long the stage checker takes: all six stages against s06, as a learner runs it.
+"""How long the stage checker takes: every stage against the last chapter, as a learner runs it.
 
     .venv/bin/python -m tools.time_stages [STAGE PROGRAM]      (prints the figures; asserts nothing)
 
-Runs `python -m course.stages s06 s06_plan_mode/code.py --json` (cold: each exchange starts a
-fresh interpreter, which imports anthropic) and prints its wall time, the CPU time of the
-checker and of the programs it ran, and the load of the machine. The issue's budget: 15 s on
-a 2-core machine.
+Runs `python -m course.stages sNN sNN_x/code.py --json` for the last chapter (cold: each
+exchange starts a fresh interpreter, which imports anthropic) and prints its wall time, the CPU
+time of the checker and of the programs it ran, and the load of the machine. The issue's
+budget: 15 s on a 2-core machine.
 """
 
 import json
@@ -16,10 +16,12 @@ import sys
 import time
 from pathlib import Path
 
+from course.chapters import CHAPTERS
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def main(stage="s06", program="s06_plan_mode/code.py"):
+def main(stage=CHAPTERS[-1][:3], program=f"{CHAPTERS[-1]}/code.py"):
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "course.stages", stage, program, "--json"],
                           cwd=ROOT, capture_output=True, text=True)

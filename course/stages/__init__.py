@@ -33,7 +33,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from course.api import MessagesAPI, message
+from course.api import MessagesAPI, error, message
 from course.chapters import CHAPTERS
 
 LESSONS = {name[:3]: name for name in CHAPTERS}  # "s03": "s03_permissions", whose lesson says
@@ -92,7 +92,8 @@ class Exchange:
     """One scripted exchange: what the program is given, and the Messages it gets back.
 
     replies: one list of content blocks per request, in order (stop_reason follows: tool_use
-    when a reply has a tool_use block). "{root}" in a reply is the folder that holds the
+    when a reply has a tool_use block), or an API error, {"error": MESSAGE} (a 400, which the
+    SDK does not retry). "{root}" in a reply is the folder that holds the
     workdir ("{root}/work"). files: {path: text} in the workdir at the start; setup(root, draw)
     may add more (a symlink, a file outside). Every string may hold <<name>>s (Draw)."""
 
@@ -157,10 +158,11 @@ class Outcome:
                     "(does it wait for input?).")
         return f"Your program sent no request before it ended. {self.ending()}"
 
-    def turn_after(self, reply):
+    def turn_after(self, reply, number=None):
         """The user turn that answers reply `reply` (1 = the first): what follows that reply
-        in the next request, which must be one user message, as a list of blocks."""
-        number = reply + 1
+        in request `number` (the next one, unless a subagent's requests came between), which
+        must be one user message, as a list of blocks."""
+        number = number or reply + 1
         messages = self.request(number).get("messages") or [{}]
         roles = [message.get("role") for message in messages]
         answers = len(roles) - 1 - roles[::-1].index("assistant") if "assistant" in roles else 0
@@ -172,41 +174,45 @@ class Outcome:
                        f"{cut(json.dumps(after), 200)}")
         return blocks(after[0].get("content"))
 
-    def result(self, reply, key):
-        """(text, is_error) of the tool_result for the call `key` in the turn after `reply`."""
-        turn = self.turn_after(reply)
+    def result(self, reply, key, number=None):
+        """(text, is_error) of the tool_result for the call `key` in the turn after `reply`
+        (in request `number`, as for turn_after)."""
+        number = number or reply + 1
+        turn = self.turn_after(reply, number)
         tool_id = self.id(key)
         found = [block for block in turn
                  if block.get("type") == "tool_result" and block.get("tool_use_id") == tool_id]
         if len(found) != 1:
             ids = [block.get("tool_use_id") for block in turn if block.get("type") ==
                    "tool_result"]
-            raise Fail(f"The user turn of request {reply + 1} has {len(found)} tool_result(s) "
+            raise Fail(f"The user turn of request {number} has {len(found)} tool_result(s) "
                        f"with the tool_use_id {tool_id} of {self.call(reply, key)}; each "
                        f"tool_use needs exactly one, with its id. The turn answers the ids "
                        f"{ids}.")
         return block_text(found[0].get("content")), bool(found[0].get("is_error"))
 
-    def ok(self, reply, key, *must_hold):
+    def ok(self, reply, key, *must_hold, number=None):
         """The result of the call `key` is no error and holds each string of must_hold."""
-        text, is_error = self.result(reply, key)
+        number = number or reply + 1
+        text, is_error = self.result(reply, key, number)
         call = self.call(reply, key)
         if is_error:
             raise Fail(f"The call {call} got an is_error result: {cut(text)!r}. It should have "
-                       f"run (request {reply + 1}).")
+                       f"run (request {number}).")
         for part in map(self.v, must_hold):
             if part not in text:
                 raise Fail(f"The result of {call} is {cut(text)!r}; it should hold {part!r} "
-                           f"(request {reply + 1}).")
+                           f"(request {number}).")
         return text
 
-    def refused(self, reply, key, why):
+    def refused(self, reply, key, why, number=None):
         """The result of the call `key` is an is_error result."""
-        text, is_error = self.result(reply, key)
+        number = number or reply + 1
+        text, is_error = self.result(reply, key, number)
         if not is_error:
             raise Fail(f"The call {self.call(reply, key)} got the result {cut(text)!r} "
                        f"without is_error; {self.v(why)}, so it should get an is_error result "
-                       f"(request {reply + 1}).")
+                       f"(request {number}).")
         return text
 
     def call(self, reply, key):
@@ -297,6 +303,8 @@ def stop(group):
 
 
 def reply_message(content, root):
+    if isinstance(content, dict):  # {"error": MESSAGE}: the API refuses the request
+        return error(400, "invalid_request_error", content["error"])
     text = json.dumps(content).replace("{root}", str(root))
     content = json.loads(text)
     has_tool = any(block["type"] == "tool_use" for block in content)
@@ -452,7 +460,8 @@ def main(argv=None):
         prog="python -m course.stages",
         description="Check your own agent against a stage of the course, and every stage "
                     "before it, offline (a loopback Messages API plays the model).")
-    parser.add_argument("stage", nargs="?", choices=STAGES, help="the stage, s01 to s06")
+    parser.add_argument("stage", nargs="?", choices=STAGES,
+                        help=f"the stage, {STAGES[0]} to {STAGES[-1]}")
     parser.add_argument("path", nargs="?", help="your program, e.g. build/agent.py")
     parser.add_argument("--only", action="store_true", help="this stage's checks alone")
     parser.add_argument("--list", action="store_true", help="list the checks of every stage")

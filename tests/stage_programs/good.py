@@ -1,6 +1,6 @@
 """An agent written from the lessons' "Build it yourself" sections alone (not from code.py).
 
-It passes all six stages of the checker (tests/test_stages.py). tests/stage_programs/mistakes.py
+It passes all seven stages of the checker (tests/test_stages.py). tests/stage_programs/mistakes.py
 edits it, one learner's mistake at a time, into programs that each fail one check.
 """
 
@@ -50,9 +50,14 @@ TOOLS = [
                                          "activeForm": S}}}}, ["todos"]),
     tool("exit_plan_mode", "Submit the plan.", {"plan": S}, ["plan"]),
     tool("ask_user_question", "Ask the user.", {"questions": {"type": "array"}}, ["questions"]),
+    tool("agent", "Hand a side task to a subagent.", {"description": S, "prompt": S},
+         ["description", "prompt"]),
 ]
 CHANGING = {"write_file", "edit_file"}
-state = {"plan_mode": PLAN_FLAG, "todos": []}
+state = {"plan_mode": PLAN_FLAG, "todos": [], "child": False}
+HIDDEN = {"agent", "todo_write", "exit_plan_mode", "ask_user_question"}  # not for a subagent
+CHILD_SYSTEM = ("You are a subagent: another agent gave you one task. Do it, then end with a "
+                "report: only your last message reaches that agent.")
 
 
 def inside(path):
@@ -209,6 +214,8 @@ def run_tool(block):
     try:
         if name not in HANDLERS:
             raise ToolError(f"no tool named {name}")
+        if state["child"] and name in HIDDEN:
+            raise ToolError(f"a subagent cannot use {name}")
         blocked, words = run_hooks("PreToolUse", tool_name=name, tool_input=tool_input)
         if blocked:
             raise ToolError(f"Blocked by a PreToolUse hook: {words}")
@@ -223,6 +230,35 @@ def run_tool(block):
                 "is_error": True}
 
 
+def agent(description, prompt):
+    """The same tools less HIDDEN, on a fresh history whose one message is the prompt; only the
+    last text comes back, with a line of what it spent."""
+    state["child"] = True
+    history, calls = [{"role": "user", "content": prompt}], 0
+    try:
+        while True:
+            hidden = HIDDEN | (CHANGING if state["plan_mode"] else set())
+            try:
+                reply = client.messages.create(
+                    model=MODEL, max_tokens=8000, system=CHILD_SYSTEM, messages=history,
+                    tools=[tool for tool in TOOLS if tool["name"] not in hidden])
+            except anthropic.APIError as error:
+                raise ToolError(f"The subagent {description} failed: {error}") from None
+            calls += 1
+            history.append({"role": "assistant", "content": reply.content})
+            if reply.stop_reason != "tool_use":
+                break
+            if calls == 20:
+                raise ToolError(f"The subagent {description} reached its limit of 20 calls.")
+            history.append({"role": "user", "content": [
+                run_tool(block) for block in reply.content if block.type == "tool_use"]})
+    finally:
+        state["child"] = False
+    answer = "".join(block.text for block in reply.content if block.type == "text")
+    return f"{answer}\n[subagent {description}: {calls} model calls]"
+
+
+HANDLERS["agent"] = agent
 messages = [{"role": "user", "content": PROMPT}]
 rounds_without_todo = 0
 sent_back = 0
