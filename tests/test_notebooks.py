@@ -58,6 +58,12 @@ IDEA_SHOWS = {
         r"the grep's output in the subagent's requests: True\n"
         r"the grep's output in the agent's history: False",
     ],
+    "s08_compact": [
+        re.escape('"content": "[Cleared to save context: the result of read_file: tally.py, '
+                  '682 characters. Call the tool again if you need it.]"'),
+        r"the summary request's last message ends with the instruction: True",
+        r"tool_results without their tool_use, in all requests: 0",
+    ],
 }
 
 # The chapter's questions, and the scripted answer printed after each, in order.
