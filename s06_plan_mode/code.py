@@ -1671,14 +1671,17 @@ def runs_at_start(session, target):
     if home and target.is_relative_to(Path(home).resolve()) and target != Path(home).resolve():
         if target.relative_to(Path(home).resolve()).parts[0].startswith("."):
             return "a program may read a dot file at the top of HOME when it starts"
+    # Compared as text: a long command names hundreds of paths, each tried in each of hundreds
+    # of folders, and pathlib's is_relative_to would take seconds for that.
+    text = str(target)
     for folder in code_folders():
-        if target.is_relative_to(folder):
+        if text == folder or text.startswith(folder.rstrip(os.sep) + os.sep):
             return "the harness runs the code in this folder when it starts"
     return None
 
 
 def code_folders():
-    """The folders that hold this harness's code and every module it has imported."""
+    """The folders (as text) that hold this harness's code and every module it has imported."""
     if not CODE_FOLDERS:  # found once: they do not move
         files = [getattr(module, "__file__", None) for name, module in list(sys.modules.items())
                  if name != "__main__"]
@@ -1687,8 +1690,8 @@ def code_folders():
         # and the real folder of a module file that is itself a symlink
         folders = {os.path.dirname(file) for file in files}
         links = [file for file in files if os.path.islink(file)]
-        CODE_FOLDERS.extend({HERE, *(Path(folder).resolve() for folder in folders),
-                             *(Path(file).resolve().parent for file in links)})
+        CODE_FOLDERS.extend({str(HERE), *(str(Path(folder).resolve()) for folder in folders),
+                             *(str(Path(file).resolve().parent) for file in links)})
     return CODE_FOLDERS
 
 

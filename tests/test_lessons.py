@@ -660,7 +660,7 @@ def normalize(text, scratch=None):
 # ---- running one script ------------------------------------------------------------------------
 
 CHAPTER_SCRIPT = re.compile(r"(?P<name>s\d\d_\w+)/code\.py")
-VALUED = {"--script", "--trace", "--workdir", "--mode"}
+VALUED = {"--script", "--trace", "--workdir", "--mode", "--clear-at", "--compact-at"}
 PLAY = f"{course.PLAY}/"  # a word of a command that starts so: one of the learner's copies
 
 
@@ -787,6 +787,8 @@ class Run:
             return None
         if words[:3] == [".venv/bin/python", "-m", "pytest"]:
             return self.pytest(command)
+        if words[:3] == [".venv/bin/python", "-m", "tools.context_estimate"]:
+            return self.context_estimate(command)
         if words[:3] == [".venv/bin/python", "-m", "course.stages"]:
             return self.stages(command, expected)
         if words[:2] == [".venv/bin/python", "web/build.py"]:
@@ -818,6 +820,17 @@ class Run:
                  and not re.fullmatch(r"\w+", word)]
         if not all((ROOT / path.split("::")[0]).exists() for path in paths):
             self.problem(command, f"no such test file: {paths}")
+
+    def context_estimate(self, command):
+        """tools.context_estimate on a trace an earlier command of the block recorded."""
+        words = command.words
+        if len(words) != 4 or self.path(words[3]) not in self.traces:
+            return self.problem(command, "the estimate reads a --trace recorded before it")
+        result = subprocess.run([sys.executable, *words[1:3], self.path(words[3])], cwd=ROOT,
+                                capture_output=True, text=True, check=False)
+        if result.returncode != 0 or not result.stdout.startswith("call 1: "):
+            self.problem(command, f"exit {result.returncode}: {result.stderr or result.stdout}")
+        return None
 
     def stages(self, command, expected):
         """The stage checker on the learner's build/agent.py, or on a chapter's code.py at its
@@ -888,7 +901,9 @@ class Run:
         if "--trace" in options:
             records = [json.loads(line) for line in
                        Path(options["--trace"]).read_text(encoding="utf-8").splitlines()]
-            if not records or any(set(record) != {"request", "response"} for record in records):
+            marks = {"agent", "compaction"}  # s07's subagent calls, s08's summary requests
+            if not records or any(set(record) - marks != {"request", "response"}
+                                  for record in records):
                 self.problem(command, "the trace has no model calls, or other lines")
             self.traces[options["--trace"]] = calls
         if options.get("--script") in self.traces and calls != self.traces[options["--script"]]:

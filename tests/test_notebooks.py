@@ -51,6 +51,19 @@ IDEA_SHOWS = {
         r"plan file: \S+/\.agent/plans/plan-\d{8}-\d{6}-[0-9a-f]{6}\.md",
         r"## Plan: a --shout option for greet\.py",
     ],
+    "s07_subagents": [
+        r"the subagent's first request:\n  system is subagent_system_prompt\(workdir\): True\n"
+        r"  tools: bash, read_file, write_file, edit_file, glob\n",
+        re.escape('[subagent \\"Find the greeting\'s definition\\": 3 model calls, 2 tool calls'),
+        r"the grep's output in the subagent's requests: True\n"
+        r"the grep's output in the agent's history: False",
+    ],
+    "s08_compact": [
+        re.escape('"content": "[Cleared to save context: the result of read_file: tally.py, '
+                  '682 characters. Call the tool again if you need it.]"'),
+        r"the summary request's last message ends with the instruction: True",
+        r"tool_results without their tool_use, in all requests: 0",
+    ],
 }
 
 # The chapter's questions, and the scripted answer printed after each, in order.

@@ -45,6 +45,22 @@ def shown_command(chapter, prompt, answers):
     return command
 
 
+RUN_PATH_LENGTH = 150  # characters in the path of the folder a run is recorded in
+
+
+def fixed_length(temporary):
+    """A folder in `temporary` whose path is RUN_PATH_LENGTH characters long (when the path of
+    `temporary` is shorter), so that a run prints the same on every machine: s08 prints the
+    context's size after a summary, an estimate that counts the system prompt, which holds the
+    workdir's path (in the run's folder)."""
+    pad = RUN_PATH_LENGTH - len(str(temporary)) - 1
+    if pad < 1:
+        return temporary
+    folder = temporary / ("r" * pad)
+    folder.mkdir()
+    return folder
+
+
 def trace_path(name):
     """Where the shown command of chapter `name` writes its trace, from the repository root."""
     return f"{PLAY}/{name}.trace.jsonl"
@@ -62,7 +78,7 @@ def record_run(chapter, launch=run_process, temp_root=None):
     piped = "".join(answer + "\n" for answer in answers)  # one line for each question
     trace_name = trace_path(chapter.name)
     with tempfile.TemporaryDirectory(prefix=f"site-{chapter.name}-", dir=temp_root) as temporary:
-        folder = Path(temporary)
+        folder = fixed_length(Path(temporary))
         (folder / PLAY).mkdir()  # as in a clone, where play/ holds its README.md
         started = time.time()
         try:
