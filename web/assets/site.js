@@ -625,7 +625,8 @@ function escapeHtml(text) {
 
 // The words searched for, marked whole in an excerpt (escaped HTML): Pagefind's Chinese index
 // splits "cache_control" and would mark "cache" alone. Where none is found as written (a word
-// Pagefind matched by its stem), its own marks stay.
+// Pagefind matched by its stem), its own marks stay, but for a mark that is only a piece of a
+// longer word ("cache" of cache_read_input_tokens): that is not the word searched for.
 function markWords(excerpt, words) {
   const terms = words.trim().split(/\s+/).filter(Boolean).map((word) => escapeHtml(word));
   if (!terms.length) return excerpt;
@@ -638,7 +639,9 @@ function markWords(excerpt, words) {
     marked = true;
     return `<mark>${found}</mark>`;
   });
-  return marked ? result : excerpt;
+  if (marked) return result;
+  return excerpt.replace(/(\w?)<mark>([^<]*)<\/mark>(?=(\w?))/g,
+    (all, before, text, after) => (before || after ? before + text : all));
 }
 // The search page asks Pagefind's index (pagefind/, made by the build) through its
 // JavaScript API; the address keeps the words (search.html?q=cache_control).
