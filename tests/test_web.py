@@ -2264,9 +2264,11 @@ def test_axe_finds_nothing_serious_on_the_largest_chinese_chapter_and_the_chines
     largest = page_checker.largest_pages(out, ZH)
     assert [page_checker.kind_of(name) for name in largest[:2]] == ["home", "chapter"]
     assert all(name.startswith(f"{ZH}/") for name in largest)
+    # The Chinese chapter's code, diff and run views are the English ones with the words of
+    # STRINGS around them, which its lesson view shows too (web/check_pages.py checks them all).
     results = [checker.check(out, name, view, sampled=True) for name in largest[:2]
                for view in page_checker.views(out, name, every_step=False)
-               if not view.startswith("#diff")]
+               if view in ("", "#lesson")]
     print("\n" + "\n".join(result.line() for result in results))
     assert [f"{r.page}{r.view}: {r.blocking}" for r in results if r.blocking] == []
 
