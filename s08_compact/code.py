@@ -2390,11 +2390,12 @@ def measure(session, request, response):
     counts, from which context_size estimates what comes after. A reply under --compact-at
     ends the summary's watch: the next time the context fills, it may be summarised again."""
     usage = getattr(response, "usage", None)
-    if not isinstance(getattr(usage, "input_tokens", None), int):  # unsaid: the estimate goes on
+    tokens = tokens_used(usage)
+    # unsaid, or no tokens at all (a scripted turn that states no usage): the estimate goes on
+    if not isinstance(getattr(usage, "input_tokens", None), int) or tokens == 0:
         return
     reply = {"role": "assistant",
              "content": [block_to_dict(block) for block in response.content if not is_blank(block)]}
-    tokens = tokens_used(usage)
     answered = {**request, "messages": [*request["messages"], reply]}
     session.measured = (tokens, request_chars(answered))
     if tokens < session.compact_at:

@@ -503,6 +503,16 @@ def test_context_before_any_reply_is_all_estimate(s08, workdir, capsys):
     ]
 
 
+def test_a_reply_that_states_no_tokens_leaves_the_size_to_the_estimate(s08, workdir):
+    """The scripted model's turns state no usage unless the script gives one: 0 tokens in and
+    out is not a measure, and /compact after an off-script reply must not say ~0 tokens."""
+    client = FakeClient(with_usage(reply(text("Hello.")), 0, 0))
+    session = new_session(s08, client, workdir)
+    s08.run_turn(session, "hi")
+    sent = request(s08, session, session.messages)
+    assert (session.measured, s08.context_size(session)) == (None, estimate(sent))
+
+
 def test_the_thresholds_are_flags_with_defaults(s08, tmp_path):
     args = s08.parse_args(["--workdir", str(tmp_path), "--offline"])
     assert (args.clear_at, args.compact_at) == (s08.CLEAR_AT, s08.COMPACT_AT) == (100_000,
