@@ -1,15 +1,14 @@
 """Exercise 1: A subagent that only explores.
 
-Task: Most side tasks only look: find where something is defined, read ten files. Let the
-description say so. When its first word is `explore` (in any case: `Explore the app`), the
+Task: When the description's first word is `explore` (in any case: `Explore the app`), the
 subagent is read-only, whatever the parent's mode: it is not offered `write_file` or
 `edit_file`, and a changing call of its own (a write, an edit, a `touch`) is refused without a
 question, with the result `Denied: an explore subagent only reads, and NAME may change things.
 Read only, and end with your report.` Reading runs as before. Any other description runs as
 now, and the parent's mode does not change.
 
-Hint: `offered_tools` and `subagent_refuses` decide for a subagent, and `session.subagent` is
-its description; `plan_mode_allows` already tells a call that changes nothing from one that may.
+Hint: `offered_tools` and `subagent_refuses` decide for a subagent (`session.subagent` is its
+description); `plan_mode_allows` tells a call that changes nothing from one that may.
 """
 
 from pathlib import Path

@@ -1,13 +1,12 @@
 """Exercise 2: The subagent's own model.
 
-Task: A search does not need the model that plans: a smaller one reads files as well, for less.
-Let the environment variable `SUBAGENT_MODEL_ID` name the subagent's model: every request of
-the subagent names it, and the parent's requests still name the parent's model (`MODEL_ID`).
-Unset, empty or only spaces, the subagent uses the parent's model, as now; spaces around a
-name do not count.
+Task: A search needs no planner's model. Let the environment variable `SUBAGENT_MODEL_ID` name
+the subagent's model: each of its requests names it, and the parent's name the parent's model
+(`MODEL_ID`). Unset, empty or only spaces, the subagent uses the parent's model, as now; spaces
+around a name do not count.
 
-Hint: The child is the parent's session with a few fields replaced, in `agent`; the model is
-one of the session's fields, and `build_request` reads it.
+Hint: `agent` makes the child with `replace`; the model is a session field, and `build_request`
+reads it.
 """
 
 import os

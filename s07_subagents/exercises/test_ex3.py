@@ -1,13 +1,12 @@
 """Exercise 3: The subagent's last text.
 
-Task: A subagent that stops without an answer (at its call limit, on an API error) loses all it
-found: the parent gets the reason and the trailer, nothing more. Keep what it said last. When a
-subagent fails after writing some text, its `is_error` result ends with a blank line and `Its
-last text: ` followed by the last text block it wrote. A subagent that wrote no text fails as
-now, and one that answers gives its answer as now.
+Task: A subagent that stops without an answer (at its call limit, on an API error) loses what it
+found. When it fails after writing some text, its `is_error` result ends with a blank line and
+`Its last text: ` followed by the last text block it wrote. A subagent that wrote no text fails
+as now, and one that answers gives its answer as now.
 
-Hint: The child is made in `agent`, so its messages are still there when `run_subagent` raises
-ToolError: catch it there, look back through `child.messages`, and raise again with more.
+Hint: In `agent`, `child.messages` is still there when `run_subagent` raises ToolError: catch it,
+find the last text, and raise again with more.
 """
 
 from pathlib import Path
