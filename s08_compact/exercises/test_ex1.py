@@ -1,14 +1,11 @@
 """Exercise 1: A budget for the results that stay.
 
-Task: The newest 3 tool results stay whatever their size, so three reads of 40,000-character
-files leave the context as full after clearing as before it. Give the results that stay a
-budget, `KEEP_CHARS` (20,000 characters). Walking back from the newest result, a result stays
-only while the ones that stay, it included, hold at most KEEP_CHARS characters, and never more
-than `keep` of them; the newest stays whatever its size (when `keep` is 1 or more). Every older
-result is cleared as now (an exempt tool's, or one shorter than its line, stays as it is).
+Task: The newest 3 results stay whatever their size. Give them a budget, `KEEP_CHARS` (20,000
+characters): walking back from the newest result, a result stays only while the ones that stay,
+it included, hold at most KEEP_CHARS characters, and never more than `keep` of them; the newest
+stays whatever its size (when `keep` is 1 or more). Older results are cleared as now.
 
-Hint: `clear_old_results` chooses what stays with `results[:max(0, len(results) - keep)]`;
-count back from the end instead, adding up `content_chars`.
+Hint: in `clear_old_results`, count back from the end, adding up `content_chars`.
 """
 
 from pathlib import Path

@@ -1,13 +1,11 @@
 """Exercise 2: What fills the context.
 
-Task: `/context` says how big the context is, but not what makes it big. Add a last line that
-names the three biggest tool results not yet cleared, biggest first (of two the same size, the
-older first), each as its call is shown, with its size in characters:
-`biggest results: read_file: big.txt (12,000 characters), bash: cat log (3,400), glob: *.py
-(120)`. With fewer results it names as many as there are; with none, `biggest results: none`.
+Task: Give `/context` a last line that names the three biggest tool results not yet cleared,
+biggest first (of two the same size, the older first), each as its call is shown, with its size
+in characters: `biggest results: read_file: big.txt (12,000 characters), bash: cat log (3,400),
+glob: *.py (120)`; fewer if there are fewer; with none, `biggest results: none`.
 
-Hint: `history_counts` already walks the results, and `clear_old_results` finds each result's
-call by its id; `call_summary` shows a call, `content_chars` measures a result.
+Hint: `history_counts` walks the results; `call_summary` shows a call.
 """
 
 from pathlib import Path

@@ -1,13 +1,11 @@
 """Exercise 3: The files it had read.
 
-Task: After a summary the model knows which files it read only if the summary says so, and a
-summary may leave some out. Carry the list over: the new history's user message gets,
-just before the user's last prompt, the text block `Files read before the summary: a.txt,
-src/b.py`: the paths of the old history's read_file calls, as the model wrote them, in the order
-they were first read, each once. When none was read, no block is added.
+Task: A summary may leave out the files read. Just before the user's last prompt, the new
+history's user message gets the text block `Files read before the summary: a.txt, src/b.py`:
+the paths of the old history's read_file calls as the model wrote them, in the order first
+read, each once. With none read, no block.
 
-Hint: `compacted_history` builds the new history while `session.messages` is still the old one;
-`blocks_of` gives a message's blocks.
+Hint: `compacted_history` runs while `session.messages` is still the old history.
 """
 
 from pathlib import Path
