@@ -2412,9 +2412,9 @@ def json_chars(value):
 
 
 def blocks_of(message):
+    """A message's blocks: a prompt given as a string has none."""
     content = message.get("content")
-    return [block for block in content if isinstance(block, dict)] if isinstance(
-        content, list) else []
+    return content if isinstance(content, list) else []
 
 
 def content_chars(content):
