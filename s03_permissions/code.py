@@ -1095,9 +1095,15 @@ def reads_secret(session, name, tool_input):
             return None  # the tool itself will refuse this path
         return target if secret_name(target) or secret_name(tool_input["path"]) else None
     if name == "bash":
-        for path in sorted(named_paths(session.workdir, command_spellings(tool_input["command"]))):
+        root = Path(session.workdir).resolve()
+        for path in sorted(named_paths(root, command_spellings(tool_input["command"]))):
+            # a link named here opens the file it leads to: notes.txt -> .env reads .env
+            real = Path(os.path.realpath(root / path))
+            opened = workdir_relative(root, real) if real.is_relative_to(root) else str(real)
             if secret_name(path):
                 return path
+            if secret_name(opened):
+                return f"{path} (a link to {opened})"
     return None
 
 

@@ -520,6 +520,23 @@ def test_a_read_of_a_file_that_holds_keys_by_another_spelling_is_asked_as_a_read
     assert out[start + 1] == "    This call reads .env: a file that holds keys."
 
 
+@pytest.mark.parametrize("mode", ["default", "accept_edits", "bypass"])
+def test_a_command_that_names_a_link_to_a_file_that_holds_keys_asks_in_every_mode(
+        chapter, tmp_path, mode):
+    """A link made earlier opens what it leads to: naming notes.txt is reading .env."""
+    (tmp_path / ".env").write_text("KEY=1\n")
+    (tmp_path / "notes.txt").symlink_to(tmp_path / ".env")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "keys").symlink_to("../.env")
+    allow_all = {"permissions": {"allow": ["bash"]}}
+    assert {command: bash(chapter, tmp_path, command, mode=mode, settings=allow_all)
+            for command in ("cat notes.txt", "wc -c sub/keys", "cat ./sub/../notes.txt")} == {
+        "cat notes.txt": ("ask", "it reads notes.txt (a link to .env): a file that holds keys"),
+        "wc -c sub/keys": ("ask", "it reads sub/keys (a link to .env): a file that holds keys"),
+        "cat ./sub/../notes.txt": ("ask", "it reads notes.txt (a link to .env): a file that "
+                                          "holds keys")}
+
+
 # ---- start-up files by rule --------------------------------------------------------------------
 
 DOT_WHY = "a program may read a dot file at the top of HOME when it starts"
