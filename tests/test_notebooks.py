@@ -11,6 +11,7 @@ import importlib.util
 import os
 import re
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -19,6 +20,7 @@ import pytest
 
 from course import read_scenario
 from support import PRESENT, ROOT, loopback_messages_api, message_json
+from warm_kernel import WarmKernels
 
 pytestmark = pytest.mark.slow
 
@@ -78,6 +80,7 @@ QUESTIONS = {
 
 
 def load_generator():
+    import_nbformat()  # the generator's own `import nbformat` then finds it imported
     spec = importlib.util.spec_from_file_location(
         "notebooks_generator", ROOT / "web" / "notebooks.py"
     )
@@ -90,12 +93,26 @@ def notebook_path(name):
     return ROOT / name / "notebook.ipynb"
 
 
-def read_notebook(name):
-    """The committed notebook. nbformat is imported here rather than at the top: through
-    jsonschema it takes over a second, which every test process would pay just to collect."""
+def import_nbformat():
+    """nbformat, imported here rather than at the top: every test process would pay for it just
+    to collect. Its jsonschema imports rfc3987_syntax, if installed, for the "iri" format check,
+    and that builds 38 parsers as it is imported (1.7 s); nbformat checks no format (its
+    validator has no format checker), so it is imported without: rfc3987_syntax is kept out
+    while jsonschema is imported, and importable again afterwards."""
+    if "nbformat" not in sys.modules and "rfc3987_syntax" not in sys.modules:
+        sys.modules["rfc3987_syntax"] = None  # `import rfc3987_syntax` raises ImportError
+        try:
+            import nbformat  # noqa: F401
+        finally:
+            del sys.modules["rfc3987_syntax"]
     import nbformat
 
-    return nbformat.read(notebook_path(name), as_version=4)
+    return nbformat
+
+
+def read_notebook(name):
+    """The committed notebook."""
+    return import_nbformat().read(notebook_path(name), as_version=4)
 
 
 def output_text(cell):
@@ -154,8 +171,9 @@ class Run:
     error: str = ""  # empty, or which cell failed and how
 
 
-async def execute(name, env, at_once):
+async def execute(name, env, at_once, kernel_manager_class):
     """Run one notebook as Jupyter would, in its own folder; a failure names the cell."""
+    import_nbformat()
     from nbclient import NotebookClient  # slow to import, and only this needs it
     from nbclient.exceptions import CellControlSignal, CellExecutionError
 
@@ -169,6 +187,7 @@ async def execute(name, env, at_once):
         run.notebook,
         timeout=CELL_TIMEOUT,
         kernel_name="python3",
+        kernel_manager_class=kernel_manager_class,
         resources={"metadata": {"path": str(ROOT / name)}},
         on_cell_start=on_cell_start,
     )
@@ -199,24 +218,28 @@ def fake_live_reply(body, seen):
 def executed(tmp_path_factory):
     """Every notebook executed offline, and one again with a key (the fake API); the repository
     state before and after."""
-    async def execute_all(live_env):
+    async def execute_all(live_env, manager):
         at_once = asyncio.Semaphore(AT_ONCE)
         jobs = [
-            execute(name, kernel_env(tmp_path_factory.mktemp(name)), at_once) for name in PRESENT
+            execute(name, kernel_env(tmp_path_factory.mktemp(name)), at_once, manager)
+            for name in PRESENT
         ]
-        jobs.append(execute(LIVE_CHAPTER, live_env, at_once))
+        jobs.append(execute(LIVE_CHAPTER, live_env, at_once, manager))
         *runs, live = await asyncio.gather(*jobs)
         return dict(zip(PRESENT, runs, strict=True)), live
 
     before = repository_state()
-    with loopback_messages_api(fake_live_reply) as (base_url, seen):
+    with (
+        WarmKernels(kernel_env(tmp_path_factory.mktemp("kernels"))) as kernels,
+        loopback_messages_api(fake_live_reply) as (base_url, seen),
+    ):
         live_env = kernel_env(
             tmp_path_factory.mktemp("live"),
             ANTHROPIC_API_KEY=FAKE_KEY,
             MODEL_ID="test-model",
             ANTHROPIC_BASE_URL=base_url,
         )
-        runs, live = asyncio.run(execute_all(live_env))
+        runs, live = asyncio.run(execute_all(live_env, kernels.manager_class()))
     return SimpleNamespace(
         runs=runs, live=live, api_requests=seen, before=before, after=repository_state()
     )
@@ -237,8 +260,7 @@ def test_every_chapter_has_a_notebook():
 
 @pytest.mark.parametrize("name", PRESENT)
 def test_notebook_is_valid_and_clean(name):
-    import nbformat
-
+    nbformat = import_nbformat()
     notebook = read_notebook(name)
     nbformat.validate(notebook)
     assert notebook.nbformat == 4
