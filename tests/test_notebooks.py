@@ -241,7 +241,8 @@ def executed(tmp_path_factory):
         )
         runs, live = asyncio.run(execute_all(live_env, kernels.manager_class()))
     return SimpleNamespace(
-        runs=runs, live=live, api_requests=seen, before=before, after=repository_state()
+        runs=runs, live=live, api_requests=seen, before=before, after=repository_state(),
+        launched=kernels.launched,
     )
 
 
@@ -374,3 +375,10 @@ def test_live_cell_with_a_key(executed):
 
 def test_notebooks_write_nothing_into_the_repository(executed):
     assert executed.after == executed.before
+
+
+def test_every_kernel_started_warm(executed):
+    """Each run's kernel was forked from the warm server (tests/warm_kernel.py), none started
+    cold: a kernel environment that differs from the server's in more than warm_kernel's
+    MAY_DIFFER would start cold, correct but 2 CPU-seconds slower, and fail this test."""
+    assert executed.launched == {"warm": len(PRESENT) + 1, "cold": 0}

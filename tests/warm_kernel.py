@@ -64,14 +64,18 @@ class WarmKernels:
         # ipykernel reads JPY_PARENT_PID when it is imported: the server's is the kernels' own
         self.env = {**env, "JPY_PARENT_PID": str(os.getpid())}
         ours, theirs = socket.socketpair()
-        with theirs:
-            self.server = subprocess.Popen(
-                [sys.executable, SERVER, str(theirs.fileno())],
-                pass_fds=[theirs.fileno()],
-                env=self.env,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,  # a Ctrl-C for the tests is not one for the server
-            )
+        try:
+            with theirs:
+                self.server = subprocess.Popen(
+                    [sys.executable, SERVER, str(theirs.fileno())],
+                    pass_fds=[theirs.fileno()],
+                    env=self.env,
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,  # a Ctrl-C for the tests is not one for the server
+                )
+        except BaseException:
+            ours.close()
+            raise
         self.channel = ours
         self.channel.setblocking(False)
         self.numbers = itertools.count(1)
