@@ -1,7 +1,8 @@
 """The chapter notebooks: generated, committed clean, and they run offline from top to bottom.
 
-A session fixture executes every notebook once, a few at a time (a kernel start and `import
-anthropic` cost seconds each), and the tests per chapter look at the results. The runs share one
+A session fixture executes every notebook once, a few at a time, each on a real Jupyter kernel
+forked warm (tests/warm_kernel.py: a cold start and `import anthropic` cost 2 CPU-seconds a
+kernel), and the tests per chapter look at the results. The runs share one
 asyncio event loop: nbclient's blocking execute() in threads would leave one event loop per
 thread unclosed, which pytest (filterwarnings = error) turns into a ResourceWarning failure.
 """

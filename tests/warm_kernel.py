@@ -16,9 +16,15 @@ interrupt (SIGINT to the kernel's process group), shutdown and kill go as for an
 A launch that cannot be made warm exactly (another kernel command, Popen options, an environment
 that differs in more than the names in MAY_DIFFER) is a cold one, as LocalProvisioner makes it.
 
-What differs from a cold kernel: the modules the server imported are imported already (that is
-the point), all children share the server's string hash seed, JPY_PARENT_PID names the server
-(the kernel's parent: it ends when the server does, and the server ends when its client does).
+What differs from a cold kernel: the modules in PRELOAD are imported already (that is the point)
+and their objects are frozen out of the garbage collector's reach (gc.freeze: a collection in
+a child would otherwise walk, and so copy, all of them); all children share the server's string
+hash seed; the kernel's parent is the server, not the client. JPY_PARENT_PID still names the
+client, as for a cold kernel, so ipykernel watches for its parent to become init instead; the
+server kills the kernels left when its client closes the channel or ends.
+
+Measured on the chapters' notebooks: a cold kernel start costs 1.8-2 CPU-seconds, a warm one about
+0.2 (the fork, IPKernelApp's start, its exit).
 """
 
 import itertools
