@@ -1,11 +1,19 @@
-"""A warm runner: many `python sNN/code.py ARGS` runs for the price of one `import anthropic`.
+"""A warm runner: many `python SCRIPT ARGS` runs for the price of one `import anthropic`.
 
-`import anthropic` costs 1.5-3 s on a small machine, and the suite runs the
-chapters as a learner does, dozens of times. The runner process imports
-anthropic once and forks a fresh process per run: each run still is its own
-process with its own argv, cwd, environment, stdin, stdout, stderr and exit
-status, running code.py as __main__. Where os.fork is missing it falls back
-to plain subprocesses.
+`import anthropic` costs 1.5-3 s of CPU on a small machine, and the stage checker and the tests
+run programs as a learner does, dozens of times. The runner process (course/warm_server.py)
+imports anthropic once and forks a fresh process per run: each run still is its own process
+with its own argv, cwd, environment, stdin, stdout, stderr, session (process group) and exit
+status, running the script as __main__.
+
+What the fork changes for the script: it starts with anthropic already imported and warmed up
+(warm_server.warm_up: the modules and validators the SDK loads on first use are ready), and
+with the runner's interpreter settings (its flags, its hash seed, and the variables read at
+start-up, such as PYTHONPATH, from the runner's environment, not the run's); otherwise it is
+`python SCRIPT ARGS` (warm_server.run says how each part is set up). A script that never
+imports anthropic, or fails at import, runs and fails as it would alone.
+
+Where os.fork is missing (Windows) it falls back to plain subprocesses, slower.
 
 Saves about 1.4 s per run: 10 runs of s01 --help, 15.9 s cold vs 1.9 s warm (tools/time_runner.py).
 """
@@ -21,18 +29,24 @@ import threading
 import time
 from pathlib import Path
 
-from support import ROOT, clean_env
+from course.chapters import ROOT, offline_environment
 
-# The runner process (tests/warm_runner.py) reads one job (JSON) per line and reports
-# {"id", "pid"} when a run starts and {"id", "returncode"} when it ends.
-WARM_RUNNER = Path(__file__).resolve().with_name("warm_runner.py")  # run as a script
+# The runner process reads one job (JSON) per line and reports {"id", "pid"} when a run starts
+# and {"id", "returncode"} when it ends.
+SERVER = Path(__file__).resolve().with_name("warm_server.py")  # run as a script
 
 
 class Runner:
-    """Start `python SCRIPT ARGS` runs at once; collect each as a CompletedProcess."""
+    """Start `python SCRIPT ARGS` runs at once; collect each as a CompletedProcess.
 
-    def __init__(self, folder):
+    folder holds each run's stdin, stdout and stderr files; env is the runner process's
+    environment and each run's unless start() gives one (by default an offline chapter run's),
+    cwd each run's folder unless start() gives one."""
+
+    def __init__(self, folder, env=None, cwd=ROOT):
         self.folder = Path(folder)
+        self.env = offline_environment() if env is None else env
+        self.cwd = cwd
         self.numbers = itertools.count(1)
         self.jobs = {}
         self.pids = {}
@@ -42,23 +56,24 @@ class Runner:
         self.forking = hasattr(os, "fork")
         if self.forking:
             self.process = subprocess.Popen(
-                [sys.executable, str(WARM_RUNNER)],
-                cwd=ROOT,
-                env=clean_env(),
+                [sys.executable, str(SERVER)],
+                cwd=self.cwd,
+                env=self.env,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
+                start_new_session=True,  # a Ctrl-C in the terminal is for the caller to handle
             )
 
-    def start(self, script, *args, stdin="", cwd=ROOT, env=None):
+    def start(self, script, *args, stdin="", cwd=None, env=None):
         number = next(self.numbers)  # itertools.count is safe to share between threads
         files = {part: self.folder / f"{number}.{part}" for part in ("stdin", "stdout", "stderr")}
-        files["stdin"].write_text(stdin)
+        files["stdin"].write_text(stdin, encoding="utf-8")
         job = {
             "id": number,
             "script": str(script),
             "args": [str(arg) for arg in args],
-            "cwd": str(cwd),
-            "env": env or clean_env(),
+            "cwd": str(cwd or self.cwd),
+            "env": env or self.env,
             **{part: str(path) for part, path in files.items()},
         }
         if self.forking:
@@ -76,28 +91,41 @@ class Runner:
                     job,
                     subprocess.Popen(
                         [sys.executable, job["script"], *job["args"]],
-                        cwd=cwd,
+                        cwd=job["cwd"],
                         env=job["env"],
                         stdin=i,
                         stdout=o,
                         stderr=e,
+                        start_new_session=hasattr(os, "killpg"),
                     ),
                 )
         return number
 
-    def result(self, number, timeout=120):
+    def result(self, number, timeout=120, errors="strict"):
+        """The run as a CompletedProcess, once it has ended. After `timeout` seconds, the run
+        and whatever it started (its process group) are stopped, and TimeoutError is raised;
+        read() still gives what it wrote."""
         if self.forking:
             self._wait_for(number, timeout)
             job, returncode = self.jobs[number], self.ended[number]
         else:
             job, process = self.jobs[number]
-            returncode = process.wait(timeout)
+            try:
+                returncode = process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.stop(number)
+                process.wait()
+                raise TimeoutError(f"run {job['args']} did not end within {timeout} s") from None
         return subprocess.CompletedProcess(
             [sys.executable, job["script"], *job["args"]],
             returncode,
-            Path(job["stdout"]).read_text(encoding="utf-8"),
-            Path(job["stderr"]).read_text(encoding="utf-8"),
+            self.read(number, "stdout", errors),
+            self.read(number, "stderr", errors),
         )
+
+    def read(self, number, part, errors="strict"):
+        """What a run wrote so far to its "stdout" or "stderr"."""
+        return self._files(number)[part].read_text(encoding="utf-8", errors=errors)
 
     def pid(self, number, timeout=120):
         """The process id of a run (also its process group: a run is a session of its own), once
@@ -109,8 +137,22 @@ class Runner:
 
     def output_file(self, number):
         """The file a run's stdout goes to, as it is written."""
+        return self._files(number)["stdout"]
+
+    def _files(self, number):
         job = self.jobs[number] if self.forking else self.jobs[number][0]
-        return Path(job["stdout"])
+        return {part: Path(job[part]) for part in ("stdout", "stderr")}
+
+    def stop(self, number):
+        """Stop a run that has started, and whatever it started (its process group)."""
+        if not self.forking:
+            process = self.jobs[number][1]
+            if hasattr(os, "killpg"):
+                _kill_group(process.pid)
+            else:
+                process.kill()
+        elif number in self.pids:
+            _kill_group(self.pids[number])
 
     def _wait_for(self, number, timeout, until=None):
         """Read the runner's reports until this run has ended (or, with until=self.pids, has
@@ -124,11 +166,7 @@ class Runner:
                     return
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    if number in self.pids:  # stop the run and whatever it started
-                        try:
-                            os.killpg(self.pids[number], signal.SIGKILL)
-                        except ProcessLookupError:
-                            pass
+                    self.stop(number)
                     raise TimeoutError(
                         f"run {self.jobs[number]['args']} did not end within {timeout} s"
                     )
@@ -145,7 +183,15 @@ class Runner:
                         self.ended[line["id"]] = line["returncode"]
 
     def close(self):
+        """End the runner process (runs still going on go on)."""
         if self.forking:
             self.process.stdin.close()
             self.process.wait(timeout=30)
             self.process.stdout.close()
+
+
+def _kill_group(group):
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
