@@ -183,10 +183,15 @@ class Runner:
                         self.ended[line["id"]] = line["returncode"]
 
     def close(self):
-        """End the runner process (runs still going on go on)."""
+        """End the runner process, once the runs have ended (after 30 s, it is stopped and runs
+        still going on go on)."""
         if self.forking:
             self.process.stdin.close()
-            self.process.wait(timeout=30)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
             self.process.stdout.close()
 
 

@@ -175,13 +175,13 @@ def main():
     if anthropic is not None:
         with warnings.catch_warnings():
             warm_up(anthropic)
+    gc.collect()  # the warm-up's garbage, not to be carried into every run
     gc.freeze()  # the runs' garbage collections leave the runner's objects (and pages) alone
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps finished monitors
     for line in sys.stdin:
+        reap(os.WNOHANG)
         job = json.loads(line)
         code = compiled(job["script"])
         if os.fork() == 0:  # the monitor
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             pid = os.fork()
             if pid == 0:
                 status = 1
@@ -193,6 +193,17 @@ def main():
             _, status = os.waitpid(pid, 0)
             report({"id": job["id"], "returncode": os.waitstatus_to_exitcode(status)})
             os._exit(0)
+    reap(0)  # the caller has stopped the runs it did not wait for
+
+
+def reap(options):
+    """Wait for the monitors that have ended (all, with options 0): their CPU time, and their
+    runs', then counts in this process's children's, as a caller's getrusage sees it."""
+    try:
+        while os.waitpid(-1, options)[0]:
+            pass
+    except ChildProcessError:
+        pass
 
 
 if __name__ == "__main__":
