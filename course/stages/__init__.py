@@ -18,10 +18,10 @@ is paid once, not per exchange. What the fork changes for the program: it starts
 already imported, and warmed up (a client made, one request sent to a stand-in transport, no
 network: the modules and validators the SDK loads on first use are ready), and with the
 interpreter settings of the checker's `python` (its flags, its hash seed). Otherwise it is
-`python PATH PROMPT`: its own argv, workdir, environment, stdin, stdout, stderr, process group
-and exit status, run as __main__; a program that does not import anthropic, fails at an
-import, or reads stdin runs and ends as it would alone. Where os.fork is missing (Windows),
-each run is a plain `python PATH PROMPT` subprocess.
+`python PATH PROMPT`: its own argv, workdir, environment, stdin, stdout and stderr (files, where
+subprocess_launch gives pipes), process group and exit status, run as __main__; a program that
+does not import anthropic, fails at an import, or reads stdin runs and ends as it would alone.
+Where os.fork is missing (Windows), each run is a plain `python PATH PROMPT` subprocess.
 
 One server serves a whole run of the checker; each exchange has its own lane on it (its own
 answers and record), and the exchanges run side by side. Several checks judge one exchange.
