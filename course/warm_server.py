@@ -172,7 +172,9 @@ def main():
         import anthropic  # the slow import, paid once: every run starts with it
     except ImportError:  # not installed: each run fails at its own import, as `python` would
         anthropic = None
-    if anthropic is not None:
+    # Not on macOS: there a client asks the system for its proxies and certificates, through
+    # frameworks that a process must not have used before it forks.
+    if anthropic is not None and sys.platform == "linux":
         with warnings.catch_warnings():
             warm_up(anthropic)
     gc.collect()  # the warm-up's garbage, not to be carried into every run

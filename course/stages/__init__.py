@@ -12,13 +12,13 @@ ANTHROPIC_BASE_URL pointing at the loopback API. The checks judge only what it s
 requests), what it left (the workdir's files) and, where a check is about it, what it printed.
 Nothing depends on how the program is built inside.
 
-Each run is its own process, forked from a warm runner (course/warm.py) that the checker
-starts once per run and that has imported anthropic already, so that the import (2.5 s of CPU)
-is paid once, not per exchange. What the fork changes for the program: it starts with anthropic
-already imported, and warmed up (a client made, one request sent to a stand-in transport, no
-network: the modules and validators the SDK loads on first use are ready), and with the
-interpreter settings of the checker's `python` (its flags, its hash seed). Otherwise it is
-`python PATH PROMPT`: its own argv, workdir, environment, stdin, stdout and stderr (files, where
+Each run is its own process, forked from a warm runner (course/warm.py) that the checker starts
+once per run and that has imported anthropic already, so that the import (2.5 s of CPU) is paid
+once, not per exchange. What the fork changes for the program: it starts with anthropic already
+imported, and (on Linux) warmed up (a client made, one request sent to a stand-in transport, no
+network: the modules and validators the SDK loads on first use are ready), with the interpreter
+settings of the checker's `python` (its flags, its hash seed). Otherwise it is `python PATH
+PROMPT`: its own argv, workdir, environment, stdin, stdout and stderr (files, where
 subprocess_launch gives pipes), process group and exit status, run as __main__; a program that
 does not import anthropic, fails at an import, or reads stdin runs and ends as it would alone.
 Where os.fork is missing (Windows), each run is a plain `python PATH PROMPT` subprocess.
