@@ -18,6 +18,10 @@ course.changes (imported on its own): what changed from one chapter to the next,
 course.stages (imported on its own): the stage checker of the learner's own agent
 (`python -m course.stages sNN PATH`; `command(label, path)` gives that command), on the
 loopback Messages API of course.api (which the live tests use too).
+
+course.warm (imported on its own): the warm runner, which imports anthropic once and forks a
+fresh `python SCRIPT ARGS` process per run; the stage checker and the tests run programs
+through it.
 """
 
 from course.chapters import (

@@ -119,11 +119,11 @@ _runner_lock = threading.Lock()
 
 
 def shared_runner():
-    """The warm runner (tests/runner.py) the whole test session shares; started on first use."""
+    """The warm runner (course/warm.py) the whole test session shares; started on first use."""
     global _runner
     with _runner_lock:  # tests may start runs from several threads at once
         if _runner is None:
-            from runner import Runner
+            from course.warm import Runner
 
             _runner = Runner(tempfile.mkdtemp(prefix="chapter-runs-"))
             atexit.register(_runner.close)
@@ -133,7 +133,7 @@ def shared_runner():
 def run_chapter(name, *args, stdin="", cwd=None, timeout=120, env=None):
     """python <name>/code.py ARGS, as its own process; returns the CompletedProcess.
 
-    The process is forked from the warm runner (tests/runner.py), so it starts
+    The process is forked from the warm runner (course/warm.py), so it starts
     with anthropic already imported: the run is the same, seconds sooner.
     """
     runner = shared_runner()

@@ -10,7 +10,7 @@ Generic over support.PRESENT: a chapter is checked here as soon as its code.py e
     previous chapter's, and banners say what is new or changed
   - a chapter imports only the standard library, anthropic and dotenv
 
-There are five runs per chapter, made by the warm runner of tests/runner.py
+There are five runs per chapter, made by the warm runner of course/warm.py
 (one `import anthropic`, a fresh forked process per run). All runs start
 together in one module-scoped fixture and the tests share their results.
 """
@@ -30,7 +30,7 @@ import pytest
 
 from course import CHANGES, read_scenario
 from course import section_map as sections
-from runner import Runner
+from course.warm import Runner
 from support import CHAPTERS, PRESENT, ROOT, clean_env, load_chapter, read_trace
 
 # ======================================================================

@@ -17,7 +17,7 @@ The conventions are in CONTRIBUTING.md ("Lessons"); this file checks them, per l
   - the top README's chapter table is the generated one
 
 All the commands run at once, in one module fixture, through the shared warm runner
-(tests/runner.py via support.shared_runner): one `import anthropic`, a forked process per run.
+(course/warm.py via support.shared_runner): one `import anthropic`, a forked process per run.
 `.venv/bin/python -m tools.time_lessons` prints how long this file takes.
 """
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from runner import Runner
+from course.warm import Runner
 from support import (
     PRESENT,
     ROOT,

@@ -1,26 +1,43 @@
 """The stage checker (course/stages): fair to the course's own chapters, and able to fail.
 
 Every program here is checked in one batch (`course.stages.run_many`), on one loopback API,
-its runs forked from the warm runner (tests/runner.py): each chapter against its own stage and
-every one before, build/agent.py against s02, s06's code.py against s07's own checks,
+its runs forked from the warm runner (course/warm.py), as the checker's are: each chapter
+against its own stage and every one before, build/agent.py against s02, s06's code.py against
+s07's own checks,
 tests/stage_programs/good.py (an agent written from the lessons' "Build it yourself" sections)
 against every stage, and each of the learners' mistakes of tests/stage_programs/mistakes.py
 against the exchange of the check it must fail.
 """
 
 import ast
+import contextlib
 import json
+import os
 import re
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 import course.stages
 from course import CHAPTERS, ROOT
-from course.stages import Check, Draw, command, main, report, run_many, selected, wrap
+from course.stages import (
+    Check,
+    Draw,
+    command,
+    environment,
+    main,
+    report,
+    run_many,
+    runner_launch,
+    selected,
+    subprocess_launch,
+    wrap,
+)
 from course.stages.checks import CHECKS, LOOP
+from course.warm import Runner
 from stage_programs.mistakes import ISSUE_39, MISTAKES
 from support import shared_runner
 
@@ -30,14 +47,8 @@ SEED = 39  # the tests' run draws its values from this seed, so that the message
 
 
 def warm_launch(path, args, stdin, cwd, env, timeout):
-    """course.stages' launch, through the warm runner: the same run, without the import."""
-    runner = shared_runner()
-    job = runner.start(path, *args, stdin=stdin, cwd=cwd, env=env)
-    try:
-        done = runner.result(job, timeout=timeout)
-    except TimeoutError:
-        return None, "", ""
-    return done.returncode, done.stdout, done.stderr
+    """The checker's launch (course.stages.runner_launch), through the session's warm runner."""
+    return runner_launch(shared_runner())(path, args, stdin, cwd, env, timeout)
 
 
 BASH_RUNS = ("    run = subprocess.run(command, shell=True, cwd=WORKDIR, capture_output=True, "
@@ -210,7 +221,7 @@ def test_the_report_has_one_line_per_check_and_says_what_to_build_next():
 
 
 def test_json_gives_each_check_and_the_exit_status_says_whether_all_pass(monkeypatch, capsys):
-    monkeypatch.setattr(course.stages, "subprocess_launch", warm_launch)
+    monkeypatch.setattr(course.stages, "launcher", lambda: contextlib.nullcontext(warm_launch))
     assert main(["s02", str(ROOT / "build" / "agent.py"), "--only", "--json", "--seed", "7"]) == 1
     said = json.loads(capsys.readouterr().out)
     assert said["seed"] == 7
@@ -229,15 +240,107 @@ checked_message_of_build = (
 
 
 def test_the_checker_needs_only_the_standard_library():
-    for path in [ROOT / "course" / "api.py", *(ROOT / "course" / "stages").glob("*.py")]:
+    course_folder = ROOT / "course"
+    paths = [course_folder / "api.py", course_folder / "warm.py", course_folder / "warm_server.py",
+             *(course_folder / "stages").glob("*.py")]
+    for path in paths:
+        # the warm runner's process imports anthropic if it can (and goes on without)
+        allowed = {"anthropic"} if path.name == "warm_server.py" else set()
         for node in ast.walk(ast.parse(path.read_text())):
             names = [alias.name for alias in getattr(node, "names", [])]
             if isinstance(node, ast.ImportFrom):
                 names = [node.module]
             if isinstance(node, ast.Import | ast.ImportFrom):
                 outside = [name for name in names if name.split(".")[0] != "course"
-                           and name.split(".")[0] not in sys.stdlib_module_names]
+                           and name.split(".")[0] not in sys.stdlib_module_names | allowed]
                 assert outside == [], path
+
+
+# Programs that show what a run forked from the warm runner shares with `python PATH`: each
+# ends the same through both launches: (returncode, stdout, stderr), "PATH" its path.
+FORKED_AS_ALONE = {
+    "no anthropic, argv, cwd, env, stdin, exit status": (
+        "import os, sys\n"
+        "print(sys.argv[1:], os.path.basename(os.getcwd()), os.environ['MODEL_ID'])\n"
+        "print(repr(sys.stdin.read()))\n"
+        "print('to stderr', file=sys.stderr)\n"
+        "sys.exit(3)\n",
+        (3, "['--flag', 'prompt é'] work model-x\n'line 1\\nline 2\\n'\n", "to stderr\n")),
+    "reads stdin to its end": (
+        "while True:\n"
+        "    try:\n"
+        "        line = input('? ')\n"
+        "    except EOFError:\n"
+        "        print('end')\n"
+        "        break\n"
+        "    print('got', line)\n",
+        (0, "? got line 1\n? got line 2\n? end\n", "")),
+    "fails at an import": (
+        "import json\nimport course_no_such_module\n",
+        (1, "", 'Traceback (most recent call last):\n  File "PATH", line 2, in <module>\n'
+            "    import course_no_such_module\n"
+            "ModuleNotFoundError: No module named 'course_no_such_module'\n")),
+    "does not compile": (
+        "print('a'\n",
+        (1, "", '  File "PATH", line 1\n    print(\'a\'\n         ^\n'
+            "SyntaxError: '(' was never closed\n")),
+    "stdout buffered as for a file": (
+        "import os\nprint('a')\nos.system('echo b')\nprint('c')\n",
+        (0, "b\na\nc\n", "")),
+    "threads and atexit at the end": (
+        "import atexit, threading\natexit.register(print, 'atexit')\n"
+        "threading.Thread(target=print, args=('thread',)).start()\n",
+        (0, "thread\natexit\n", "")),
+    "exits with a message": ("import sys\nsys.exit('bye')\n", (1, "", "bye\n")),
+    "an uncaught KeyboardInterrupt": (
+        "raise KeyboardInterrupt\n",
+        (-2, "", 'Traceback (most recent call last):\n  File "PATH", line 1, in <module>\n'
+             "    raise KeyboardInterrupt\nKeyboardInterrupt\n")),
+    "still running at the timeout": (
+        "import subprocess\nprint('started', flush=True)\nsubprocess.run(['sleep', '60'])\n",
+        (None, "started\n", "")),
+}
+
+
+def test_a_forked_run_ends_as_python_path_would(tmp_path):
+    env = environment("http://127.0.0.1:9/lane", "model-x")
+    env.pop("PYTHONUNBUFFERED", None)  # as a learner's shell has it
+    (tmp_path / "work").mkdir()
+    runs = {}
+    with ThreadPoolExecutor(2 * len(FORKED_AS_ALONE)) as pool:
+        for number, (name, (source, _)) in enumerate(FORKED_AS_ALONE.items()):
+            path = tmp_path / f"program{number}.py"
+            path.write_text(source, encoding="utf-8")
+            timeout = 3 if name == "still running at the timeout" else 60
+            for launch in (subprocess_launch, warm_launch):
+                runs[name, launch] = pool.submit(launch, path, ["--flag", "prompt é"],
+                                                 "line 1\nline 2\n", tmp_path / "work", env,
+                                                 timeout)
+    for number, (name, (_, expected)) in enumerate(FORKED_AS_ALONE.items()):
+        path = str(tmp_path / f"program{number}.py")
+        wanted = tuple(part.replace("PATH", path) if isinstance(part, str) else part
+                       for part in expected)
+        assert runs[name, warm_launch].result() == runs[name, subprocess_launch].result(), name
+        assert runs[name, warm_launch].result() == wanted, name
+
+
+def test_without_fork_the_checker_and_the_runner_start_plain_subprocesses(monkeypatch, tmp_path):
+    monkeypatch.delattr(os, "fork")
+    with course.stages.launcher() as launch:
+        assert launch is subprocess_launch
+    program = tmp_path / "program.py"
+    program.write_text("import sys, time\nprint(sys.argv[1:], sys.stdin.read())\n"
+                       "sys.exit(4) if sys.argv[1] == 'end' else time.sleep(60)\n")
+    runner = Runner(tmp_path, env=environment("http://127.0.0.1:9/lane", "model-x"))
+    assert not runner.forking
+    ending, hanging = (runner.start(program, word, stdin="in\n", cwd=tmp_path)
+                       for word in ("end", "hang"))
+    done = runner.result(ending)
+    assert (done.returncode, done.stdout, done.stderr) == (4, "['end'] in\n\n", "")
+    with pytest.raises(TimeoutError):
+        runner.result(hanging, timeout=0.5)
+    assert runner.jobs[hanging][1].poll() is not None  # stopped
+    runner.close()
 
 
 FIRST_LINES = {  # the first line the checker prints under the failing check (seed SEED)

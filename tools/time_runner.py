@@ -3,7 +3,7 @@
     .venv/bin/python -m tools.time_runner [N]      (prints the figures; asserts nothing)
 
 Cold: `python s01_loop/code.py --help`, a fresh interpreter each time, as subprocess.run does.
-Warm: the same runs forked from the warm runner (tests/runner.py), which imported anthropic once.
+Warm: the same runs forked from the warm runner (course/warm.py), which imported anthropic once.
 """
 
 import subprocess
@@ -11,16 +11,16 @@ import sys
 import tempfile
 import time
 
-from runner import Runner
-from support import ROOT, clean_env
+from course import ROOT, offline_environment
+from course.warm import Runner
 
 
 def main(count):
     script = ROOT / "s01_loop" / "code.py"
     start = time.perf_counter()
     for _ in range(count):
-        subprocess.run([sys.executable, script, "--help"], env=clean_env(), capture_output=True,
-                       check=True)
+        subprocess.run([sys.executable, script, "--help"], env=offline_environment(),
+                       capture_output=True, check=True)
     cold = time.perf_counter() - start
 
     start = time.perf_counter()

@@ -2,10 +2,10 @@
 
     .venv/bin/python -m tools.time_stages [STAGE PROGRAM]      (prints the figures; asserts nothing)
 
-Runs `python -m course.stages sNN sNN_x/code.py --json` for the last chapter (cold: each
-exchange starts a fresh interpreter, which imports anthropic) and prints its wall time, the CPU
-time of the checker and of the programs it ran, and the load of the machine. The issue's
-budget: 15 s on a 2-core machine.
+Runs `python -m course.stages sNN sNN_x/code.py --json` for the last chapter, as a learner runs
+it (the checker starts its warm runner, which imports anthropic once, and forks each exchange's
+run from it) and prints its wall time, the CPU time of the checker and of the programs it ran,
+and the load of the machine. The issue's budget: 15 s on a 2-core machine.
 """
 
 import json

@@ -12,12 +12,24 @@ ANTHROPIC_BASE_URL pointing at the loopback API. The checks judge only what it s
 requests), what it left (the workdir's files) and, where a check is about it, what it printed.
 Nothing depends on how the program is built inside.
 
+Each run is its own process, forked from a warm runner (course/warm.py) that the checker starts
+once per run and that has imported anthropic already, so that the import (2.5 s of CPU) is paid
+once, not per exchange. What the fork changes for the program: it starts with anthropic already
+imported, and (on Linux) warmed up (a client made, one request sent to a stand-in transport, no
+network: the modules and validators the SDK loads on first use are ready), with the interpreter
+settings of the checker's `python` (its flags, its hash seed). Otherwise it is `python PATH
+PROMPT`: its own argv, workdir, environment, stdin, stdout and stderr (files, where
+subprocess_launch gives pipes), process group and exit status, run as __main__; a program that
+does not import anthropic, fails at an import, or reads stdin runs and ends as it would alone.
+Where os.fork is missing (Windows), each run is a plain `python PATH PROMPT` subprocess.
+
 One server serves a whole run of the checker; each exchange has its own lane on it (its own
 answers and record), and the exchanges run side by side. Several checks judge one exchange.
 
 It needs only the chapters' own install: the standard library, and the SDK in the program.
 """
 
+import contextlib
 import itertools
 import json
 import os
@@ -29,18 +41,20 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from course.api import MessagesAPI, error, message
 from course.chapters import CHAPTERS
+from course.warm import Runner
 
 LESSONS = {name[:3]: name for name in CHAPTERS}  # "s03": "s03_permissions", whose lesson says
 STAGES = tuple(LESSONS)
 KEY = "sk-ant-stage-checker-not-a-key"
 TIMEOUT = 30  # seconds one exchange may take
-WORKERS = 4  # exchanges side by side (each mostly waits for `import anthropic`)
+WORKERS = 12  # exchanges side by side (each mostly waits: for the loopback API, for its hooks)
 LANES = itertools.count(1)  # each exchange's lane on the server has its own name
 
 
@@ -272,16 +286,60 @@ def cut(text, limit=160):
 
 # ---- running the exchanges ----
 
-def environment(url, model):
-    """The program's environment: this one without ANTHROPIC_*, pointed at the loopback API."""
+def base_environment():
+    """This environment without ANTHROPIC_*, no .env, UTF-8 on stdin, stdout and stderr."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
-    env.update(ANTHROPIC_BASE_URL=url, ANTHROPIC_API_KEY=KEY, MODEL_ID=model,
-               PYTHON_DOTENV_DISABLED="1",  # a .env must not point the program elsewhere
+    env.update(PYTHON_DOTENV_DISABLED="1",  # a .env must not point the program elsewhere
                PYTHONIOENCODING="utf-8")
     return env
 
 
+def environment(url, model):
+    """The program's environment: base_environment(), pointed at the loopback API."""
+    return {**base_environment(), "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": KEY,
+            "MODEL_ID": model}
+
+
 RUNNING = set()  # the programs' process groups now running: a Ctrl-C stops them all
+STOPPING = threading.Event()  # set by a Ctrl-C: a program that starts after it is stopped
+
+
+@contextlib.contextmanager
+def launcher():
+    """The launch of one run of the checker: forked from a warm runner started now and ended
+    with the run (where os.fork exists), else subprocess_launch."""
+    if not hasattr(os, "fork"):
+        yield subprocess_launch
+        return
+    folder = tempfile.mkdtemp(prefix="stage-runs-")
+    runner = Runner(folder, env=base_environment(), cwd=os.getcwd())
+    try:
+        yield runner_launch(runner)
+    finally:
+        runner.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def runner_launch(runner):
+    """A launch through a warm runner (course.warm.Runner): the same run as subprocess_launch's,
+    forked from a process that has imported anthropic."""
+    def launch(path, args, stdin, cwd, env, timeout):
+        if STOPPING.is_set():
+            return None, "", ""
+        number = runner.start(path, *args, stdin=stdin, cwd=cwd, env=env)
+        group = runner.pid(number, timeout)  # its process group: a timeout stops it whole
+        RUNNING.add(group)
+        if STOPPING.is_set():  # a Ctrl-C came as it started
+            stop(group)
+        try:
+            done = runner.result(number, timeout, errors="replace")
+            return done.returncode, done.stdout, done.stderr
+        except TimeoutError:  # stopped, with its process group
+            return (None, runner.read(number, "stdout", "replace"),
+                    runner.read(number, "stderr", "replace"))
+        finally:
+            RUNNING.discard(group)
+    return launch
 
 
 def subprocess_launch(path, args, stdin, cwd, env, timeout):
@@ -291,6 +349,8 @@ def subprocess_launch(path, args, stdin, cwd, env, timeout):
                                stderr=subprocess.PIPE, text=True, errors="replace",
                                start_new_session=True)  # its group: a timeout stops it whole
     RUNNING.add(process.pid)
+    if STOPPING.is_set():  # a Ctrl-C came as it started
+        stop(process.pid)
     try:
         stdout, stderr = process.communicate(stdin, timeout=timeout)
         return process.returncode, stdout, stderr
@@ -384,6 +444,7 @@ def run_many(jobs, launch=subprocess_launch, api=None, seed=None):
     api = api or MessagesAPI()
     runs = [(Path(path).resolve(), exchange) for path, checks in jobs
             for exchange in dict.fromkeys(check.exchange for check in checks)]
+    STOPPING.clear()
     try:
         with ThreadPoolExecutor(max_workers=WORKERS) as pool:
             futures = {run: pool.submit(run_exchange, api, run[1], run[0], launch, next(LANES),
@@ -392,6 +453,7 @@ def run_many(jobs, launch=subprocess_launch, api=None, seed=None):
             try:
                 outcomes = {run: future.result() for run, future in futures.items()}
             except KeyboardInterrupt:  # stop the programs, so that the pool ends at once
+                STOPPING.set()
                 for future in futures.values():
                     future.cancel()
                 for group in list(RUNNING):
@@ -469,7 +531,12 @@ def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python -m course.stages",
         description="Check your own agent against a stage of the course, and every stage "
-                    "before it, offline (a loopback Messages API plays the model).")
+                    "before it, offline (a loopback Messages API plays the model).",
+        epilog="Each exchange runs your program as `python PATH PROMPT`, in its own process and "
+               "a fresh workdir. The process is forked from one that has imported anthropic "
+               "already (and made a client once, offline), so that the import is paid once: "
+               "your program starts with anthropic imported, and with the checker's interpreter "
+               "settings; otherwise it runs as it would alone.")
     parser.add_argument("stage", nargs="?", choices=STAGES,
                         help=f"the stage, {STAGES[0]} to {STAGES[-1]}")
     parser.add_argument("path", nargs="?", help="your program, e.g. build/agent.py")
@@ -490,8 +557,9 @@ def main(argv=None):
     started = time.monotonic()
     seed = new_seed() if options.seed is None else options.seed
     try:
-        results = run_checks(selected(options.stage, options.only), options.path,
-                             launch=subprocess_launch, seed=seed)
+        with launcher() as launch:
+            results = run_checks(selected(options.stage, options.only), options.path,
+                                 launch=launch, seed=seed)
     except KeyboardInterrupt:
         print("Stopped (Ctrl-C): no result.", file=sys.stderr)
         return 130
