@@ -108,9 +108,9 @@ def highlight_lines(source):
     """Python source as a list of HTML lines, one per source line.
 
     Highlighted a section at a time (course.sections), and what comes before the first banner:
-    a banner starts a line with a comment, where the lexer is back in its first state, so a
-    section alone gives the lines it gives in the whole file; and most sections are carried
-    unchanged from chapter to chapter, so each of them is highlighted once.
+    a banner is a comment that starts a line outside any string, where the lexer is back in
+    its first state, so a section alone gives the lines it gives in the whole file; and most
+    sections are carried unchanged from chapter to chapter, so each is highlighted once.
     """
     texts = [text for _, _, text in sections(source)]
     before = source[: len(source) - sum(len(text) for text in texts)]
