@@ -8,7 +8,7 @@ The chapters never import this package: each sNN_*/code.py stays self-contained.
     PLAY                                the checkout's folder for the learner's copies and traces
     sections(source)                    the banner grammar of code.py: [(title, chapter, text)]
     section_map(name)                   the same as {title: ((kind, chapter), text)}, by chapter
-    section_above(lines, index)         the title of the section holding a line (diff hunk headers)
+    section_titles(lines)               the title of the section holding each line (hunk headers)
     offline_environment(**extra)        the environment of an offline chapter run: no key, no .env
     read_scenario(path)                 scenario.json, read and checked: {prompt, turns, answers}
 
@@ -34,8 +34,8 @@ from course.chapters import (
     ScenarioError,
     offline_environment,
     read_scenario,
-    section_above,
     section_map,
+    section_titles,
     sections,
 )
 
@@ -49,7 +49,7 @@ __all__ = [
     "ScenarioError",
     "offline_environment",
     "read_scenario",
-    "section_above",
     "section_map",
+    "section_titles",
     "sections",
 ]

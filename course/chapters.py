@@ -212,15 +212,17 @@ def section_map(name, root=ROOT):
     }
 
 
-def section_above(lines, index):
-    """The title (without its tag) of the section that holds lines[index], like diff -F; "" if
-    the line comes before the first banner."""
+def section_titles(lines):
+    """The title (without its tag) of the section that holds each of the lines, like diff -F;
+    "" for a line before the first banner."""
     bare = [line.rstrip("\r\n") for line in lines]
-    for start in range(min(index, len(bare) - 1), -1, -1):
-        title = banner_title(bare, start)
-        if title is not None:
-            return split_tag(title)[0]
-    return ""
+    titles, title = [], ""
+    for index in range(len(bare)):
+        found = banner_title(bare, index)
+        if found is not None:
+            title = split_tag(found)[0]
+        titles.append(title)
+    return titles
 
 
 # ---- running a chapter offline ---------------------------------------------------------------

@@ -7,6 +7,7 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from course.changes import parsed
 from course.translations import TRANSLATION
 
 
@@ -43,7 +44,7 @@ class Chapter:
     @functools.cached_property
     def docstring(self):
         try:
-            return ast.get_docstring(ast.parse(self.code)) or ""
+            return ast.get_docstring(parsed(self.code)) or ""  # the ast course.changes reads
         except SyntaxError:
             return ""
 

@@ -6,7 +6,7 @@ import html
 import itertools
 from dataclasses import dataclass
 
-from course import changes, section_above
+from course import changes, section_titles
 
 from .chapters import Chapter
 from .highlight import highlight_lines
@@ -53,11 +53,18 @@ class Diff:
         return list(line_matcher(self.old.code, self.new.code).get_grouped_opcodes(context))
 
 
-def hunk_header(group, new_lines):
+@functools.cache  # the sections of each line of a file, found once for all its diffs
+def sections_of_lines(code):
+    return section_titles(code.splitlines())
+
+
+def hunk_header(group, new_code):
+    """The hunk's line numbers, then the title of the section it starts in, like diff -F."""
     first, last = group[0], group[-1]
     old_start, old_count = first[1] + 1, last[2] - first[1]
     new_start, new_count = first[3] + 1, last[4] - first[3]
-    section = section_above(new_lines, first[3])
+    titles = sections_of_lines(new_code)
+    section = titles[min(first[3], len(titles) - 1)] if titles else ""
     return f"@@ -{old_start},{old_count} +{new_start},{new_count} @@ {section}".rstrip()
 
 
@@ -116,11 +123,10 @@ def unified_view(diff, lang):
     """The diff as in diff -u: old and new line numbers and a sign in the gutter, then the
     line; lines added are <ins>, lines removed <del>."""
     old_html, new_html = highlight_lines(diff.old.code), highlight_lines(diff.new.code)
-    new_lines = diff.new.code.splitlines()
     width = number_width(diff)
     column = Column()
     for group in diff.hunks():
-        column.add("hunk", "", html.escape(hunk_header(group, new_lines)))
+        column.add("hunk", "", html.escape(hunk_header(group, diff.new.code)))
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":
                 for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
@@ -140,11 +146,10 @@ def side_by_side_view(diff, lang):
     """The same changes, old on the left and new on the right, line beside line: each side
     scrolls on its own, and both have the same lines, so they stay level."""
     old_html, new_html = highlight_lines(diff.old.code), highlight_lines(diff.new.code)
-    new_lines = diff.new.code.splitlines()
     width = number_width(diff)
     left, right = Column(), Column()
     for group in diff.hunks():
-        header = html.escape(hunk_header(group, new_lines))
+        header = html.escape(hunk_header(group, diff.new.code))
         left.add("hunk", "", header)
         right.add("hunk", "", header)
         for tag, i1, i2, j1, j2 in group:

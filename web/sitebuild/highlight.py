@@ -9,6 +9,8 @@ from pygments.styles import get_style_by_name
 from pygments.token import STANDARD_TYPES, Comment, Keyword, Name, Operator, String
 from pygments.util import ClassNotFound
 
+from course import sections
+
 from .settings import DARK_STYLE, LIGHT_STYLE
 from .strings import english_inside
 
@@ -103,7 +105,20 @@ def highlight_pieces(code, lexer):
 
 @functools.cache  # each code.py is shown in several diffs
 def highlight_lines(source):
-    """Python source as a list of HTML lines, one per source line."""
+    """Python source as a list of HTML lines, one per source line.
+
+    Highlighted a section at a time (course.sections), and what comes before the first banner:
+    a banner is a comment that starts a line outside any string, where the lexer is back in
+    its first state, so a section alone gives the lines it gives in the whole file; and most
+    sections are carried unchanged from chapter to chapter, so each is highlighted once.
+    """
+    texts = [text for _, _, text in sections(source)]
+    before = source[: len(source) - sum(len(text) for text in texts)]
+    return [line for text in [before, *texts] for line in highlight_python(text)]
+
+
+@functools.cache  # a section is the same text in every chapter that carries it
+def highlight_python(source):
     return highlight_pieces(source, PythonLexer(stripnl=False))[: len(source.splitlines())]
 
 
@@ -113,14 +128,18 @@ COMMAND_LANGUAGES = {"bash", "sh", "shell", "console"}  # blocks of commands: th
 def highlight_block(code, language, lang="en"):
     """A fenced code block of the lesson, highlighted for its language (plain text if unknown).
     It may scroll sideways, so it can take the keyboard's focus. (`lang`: the page's.)"""
+    kind = "hl command" if language in COMMAND_LANGUAGES else "hl"
+    body = highlight_code(code.rstrip("\n"), language)
+    return f'<div class="{kind}"{english_inside(lang)}><pre tabindex="0">{body}\n</pre></div>\n'
+
+
+@functools.cache  # a lesson is rendered in two passes, and a translation has the same blocks
+def highlight_code(code, language):
     try:
         lexer = get_lexer_by_name(language, stripnl=False) if language else TextLexer()
     except ClassNotFound:
         lexer = TextLexer()
-    code = code.rstrip("\n")
-    body = "\n".join(highlight_pieces(code, lexer)[: len(code.splitlines())])
-    kind = "hl command" if language in COMMAND_LANGUAGES else "hl"
-    return f'<div class="{kind}"{english_inside(lang)}><pre tabindex="0">{body}\n</pre></div>\n'
+    return "\n".join(highlight_pieces(code, lexer)[: len(code.splitlines())])
 
 
 # ---- the colours of code ----

@@ -52,6 +52,7 @@ class LessonRenderer(mistune.HTMLRenderer):
         self.anchors = anchors or {}  # {slug of a translated heading: slug of the English one}
         self.chapter_names = chapter_names
         self.known_ids = known_ids  # ids of the headings (from a first pass), for #links
+        self.links_to_headings = False  # whether a #link asked for them
         self.ids = []
         self.images = []  # (source file, name in the site) to copy
 
@@ -119,6 +120,7 @@ class LessonRenderer(mistune.HTMLRenderer):
         """Where a README link goes in the site, or None when the site has no such page."""
         lang = self.lang
         if url.startswith("#"):
+            self.links_to_headings = True
             own = slug(unquote(url[1:]))
             anchor = "lesson-" + self.anchors.get(own, own)
             return f"#{anchor}" if anchor in self.known_ids else None
@@ -163,7 +165,7 @@ README_PAGE = "readme.html"  # the course README (README.md at the root), on the
 
 def render_lesson(chapter, chapter_names, lang="en", root=None):
     """The README (README.zh-CN.md for lang "zh-CN") as HTML, and the images it uses. Two
-    passes: the first finds the headings.
+    passes when a link goes to a heading (#...): the first finds the headings.
 
     A title line ("# s01_loop: the agent loop.") is left out: the page's <h1> says it, and so
     is the language line under it (the page has its own switch), and a line that holds only
@@ -178,10 +180,12 @@ def render_lesson(chapter, chapter_names, lang="en", root=None):
                        if not re.fullmatch(r"\s*<!--.*-->\s*", line)
                        and not is_language_line(line))
     plugins = ["table", "strikethrough"]
-    first = LessonRenderer(chapter, chapter_names, set(), lang, anchors, root)
-    mistune.create_markdown(renderer=first, plugins=plugins)(markdown)
-    renderer = LessonRenderer(chapter, chapter_names, set(first.ids), lang, anchors, root)
+    renderer = LessonRenderer(chapter, chapter_names, set(), lang, anchors, root)
     body = mistune.create_markdown(renderer=renderer, plugins=plugins)(markdown)
+    if renderer.links_to_headings:  # the known ids were asked for: again, knowing them
+        ids = set(renderer.ids)
+        renderer = LessonRenderer(chapter, chapter_names, ids, lang, anchors, root)
+        body = mistune.create_markdown(renderer=renderer, plugins=plugins)(markdown)
     if lang == "en":
         body = body.replace(SOFT_BREAK, "\n")
     else:
