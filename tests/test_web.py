@@ -1146,7 +1146,7 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def server(site):
     """The built site on http://127.0.0.1:<free port>/."""
     out, _ = site
@@ -1160,9 +1160,10 @@ def server(site):
     thread.join()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """One headless Chromium for the whole session."""
+    """One headless Chromium for this file's tests. Module-scoped: Playwright's event loop ends
+    with them, so a later file in the same process can run asyncio (tests/test_notebooks.py)."""
     if not Path(page_checker.CHROMIUM).exists():
         missing = (f"neither {' nor '.join(page_checker.CHROMIUMS)} is here (apt-get install "
                    f"chromium-headless-shell, or chromium)")
@@ -1213,7 +1214,7 @@ class Visit:
             [url for url in self.requests if not url.startswith(self.base)]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def shared_page(browser):
     """One page for the tests that need no context of their own: a new context and page cost
     Chromium about 0.6 s of CPU each, and the site keeps nothing (no cookies, no storage)."""
@@ -1277,20 +1278,65 @@ def step_through(page, steps):
     assert counter.inner_text() == f"Step {expected} of {steps}"
 
 
+# Checked at 1280 px on the walk through every chapter below (one load of each page).
+WIDE_COMMANDS = """() => [...document.querySelectorAll("pre.command, .hl.command pre")]
+  .filter((pre) => pre.checkVisibility() && pre.scrollWidth > pre.clientWidth)
+  .map((pre) => pre.textContent.slice(0, 60))"""
+COMMANDS = "document.querySelectorAll('pre.command, .hl.command pre').length"
+LESSON_CODE = """() => {
+  const room = document.getElementById("lesson").getBoundingClientRect().width;
+  const pres = [...document.querySelectorAll("#lesson div.hl > pre")];
+  const narrow = pres.filter((pre) => pre.scrollWidth > pre.clientWidth + 1 &&
+    pre.getBoundingClientRect().width < room - 2)
+    .map((pre) => pre.textContent.slice(0, 40));
+  const covered = [...document.querySelectorAll("#lesson .copyable > .copy")].filter(
+    (button) => button.getBoundingClientRect().bottom >
+      button.nextElementSibling.getBoundingClientRect().top + 0.5).length;
+  return [pres.length, narrow, covered];
+}"""
+
+
 @pytest.mark.browser
-def test_browser_every_chapter_its_tabs_and_its_run(site, visit, tmp_path):
+def test_browser_every_chapter_its_tabs_its_run_its_commands_and_its_lesson_code(
+        site, visit, tmp_path):
+    """From the home page, through every chapter by its Next link, at 1280 px: each tab and
+    the run (the player stepped by buttons and keys); on the way, on the home page and on
+    each chapter's Lesson and Run tabs, no command scrolls sideways.
+
+    Issue 42, point 1: lesson code was capped at 50rem (the copy wrapper, not .hl, was the
+    lesson's child), and scrolled with room beside it, under its Copy button: every chapter's
+    Lesson tab (and the Chinese last chapter's) uses the width, its Copy buttons above it."""
     out, names = site
+    seen = blocks = 0
+
+    def no_command_scrolls(where):
+        nonlocal seen
+        assert page.evaluate(WIDE_COMMANDS) == [], where
+        seen += page.evaluate(COMMANDS)
+
+    def lesson_code_uses_the_width(where):
+        nonlocal blocks
+        found = page.evaluate(LESSON_CODE)
+        blocks += found[0]
+        assert found[1:] == [[], 0], where
+
     page = visit.open("index.html")
+    ready(page)
+    no_command_scrolls("index.html")
     assert page.locator("li.card").count() == len(names)
     page.locator(f'li.card a[href="{names[0]}.html"]').click()
     for number, name in enumerate(names):
         page.wait_for_url(f"**/{name}.html")
+        ready(page)
         assert visible_panels(page) == ["lesson"]
+        no_command_scrolls(f"{name}.html#lesson")
+        lesson_code_uses_the_width(f"{name}.html")
         for tab in ("code", "diff", "lesson", "run"):
             page.click(f"#tab-{tab}")
             wait_for_panel(page, tab)  # a tab is a link: the page follows the hash a little later
             assert visible_panels(page) == [tab], (name, tab)
             assert page.get_attribute(f"#tab-{tab}", "aria-current") == "true"
+        no_command_scrolls(f"{name}.html#run")
         page.go_back()  # the address holds the tab, so Back goes back to the last one
         wait_for_panel(page, "lesson")  # Back and Enter change the hash: the page follows later
         assert visible_panels(page) == ["lesson"]
@@ -1307,6 +1353,11 @@ def test_browser_every_chapter_its_tabs_and_its_run(site, visit, tmp_path):
         step_through(page, len(data["calls"]))
         if number + 1 < len(names):
             page.click("a[rel=next]")
+    assert seen > 12 * 2
+    page = visit.open(f"{ZH}/{names[-1]}.html")
+    ready(page)
+    lesson_code_uses_the_width(f"{ZH}/{names[-1]}.html")
+    assert blocks > 20
     visit.assert_clean()
 
 
@@ -1656,41 +1707,40 @@ def smallest_text(image, width):
 
 @pytest.mark.browser
 @pytest.mark.parametrize("lang", ["en", ZH])
-def test_browser_on_a_phone_a_diagram_keeps_readable_type_and_scrolls(site, visit, lang):
-    """Issue 42, point 6: at 390 px the type was 5.4-7.5 px; issue 38: no diagram text under
+def test_browser_on_a_phone_no_page_is_wider_and_a_diagram_keeps_readable_type_and_scrolls(
+        site, visit, lang):
+    """Two checks at 390 px, on one load of each page (a load of a chapter page costs Chromium
+    about 0.2 s of CPU).
+
+    Issue 42, point 6: at 390 px the type was 5.4-7.5 px; issue 38: no diagram text under
     12 px at 390 px. On the home cards and in every lesson a diagram keeps its type 12 px or
-    more (a docstring's text one 11 px), and one wider than its box scrolls, by keyboard too."""
+    more (a docstring's text one 11 px), and one wider than its box scrolls, by keyboard too.
+
+    Point 7: the zh-CN s01 What changed table made the page 399 px wide. No lesson (every
+    folded part open), nor a page of another kind, is wider than a phone."""
     out, names = site
     phone(visit)
     folder = site_builder.SUBFOLDER[lang]
-    for address, count in [("index.html", len(names)), *[(f"{name}.html", 1) for name in names]]:
-        page = visit.open(folder + address)
+    diagrams_on = {"index": len(names), **{name: 1 for name in names}}
+    for name in ["index", *names, "readme", "compare", "search",
+                 f"compare-{names[0]}-vs-{names[-1]}"]:
+        page = visit.open(f"{folder}{name}.html")
         ready(page)
-        page.wait_for_function("[...document.images].every((image) => image.complete)")
-        found = page.evaluate(DIAGRAMS_SHOWN)
-        assert len(found) == count, address
-        for image, size, scrolls in found:
-            readable = smallest_text(image, size) >= 12 if image else size >= 11
-            assert (image, readable, scrolls) == (image, True, True), address
-        assert page.evaluate("document.documentElement.scrollWidth <= innerWidth") is True
-    visit.assert_clean()
-
-
-@pytest.mark.browser
-def test_browser_no_command_scrolls_sideways_at_1280_px(site, visit):
-    out, names = site
-    wide = """() => [...document.querySelectorAll("pre.command, .hl.command pre")]
-      .filter((pre) => pre.checkVisibility() && pre.scrollWidth > pre.clientWidth)
-      .map((pre) => pre.textContent.slice(0, 60))"""
-    seen = 0
-    for address in ["index.html"] + [f"{name}.html#{tab}" for name in names
-                                     for tab in ("lesson", "run")]:
-        page = visit.open(address)
-        page.wait_for_function("document.documentElement.classList.contains('ready')")
-        assert page.evaluate(wide) == [], address
-        seen += page.evaluate("document.querySelectorAll('pre.command, .hl.command pre')"
-                              ".length")
-    assert seen > 12 * 2
+        if name in diagrams_on:  # as the page opens, every folded part closed
+            page.wait_for_function("[...document.images].every((image) => image.complete)")
+            found = page.evaluate(DIAGRAMS_SHOWN)
+            assert len(found) == diagrams_on[name], name
+            for image, size, scrolls in found:
+                readable = smallest_text(image, size) >= 12 if image else size >= 11
+                assert (image, readable, scrolls) == (image, True, True), name
+            assert page.evaluate("document.documentElement.scrollWidth <= innerWidth") is True
+        page.evaluate("document.querySelectorAll('details').forEach((d) => { d.open = true; })")
+        # the "toggle" events of the opened parts come in a task of their own: wait for them
+        page.evaluate("() => new Promise((done) => requestAnimationFrame(() => setTimeout(done)))")
+        assert page.evaluate("document.documentElement.scrollWidth <= innerWidth"), name
+        assert page.evaluate(SCROLLING_BUT_NOT_FOCUSABLE) == [], name
+        assert page.evaluate("""() => [...document.querySelectorAll(".table-scroll")].filter(
+          (box) => box.scrollWidth > box.clientWidth + 1 && box.tabIndex !== 0).length""") == 0
     visit.assert_clean()
 
 
@@ -1761,32 +1811,6 @@ def phone(visit):
 
 def ready(page):
     page.wait_for_function("document.documentElement.classList.contains('ready')")
-
-
-@pytest.mark.browser
-def test_browser_lesson_code_uses_the_width_and_copy_sits_above_it(site, visit):
-    """Point 1: lesson code was capped at 50rem (the copy wrapper, not .hl, was the lesson's
-    child), and scrolled with room beside it, under its Copy button."""
-    out, names = site
-    blocks = 0
-    for address in [f"{name}.html" for name in names] + [f"{ZH}/{names[-1]}.html"]:
-        page = visit.open(address)
-        ready(page)
-        found = page.evaluate("""() => {
-          const room = document.getElementById("lesson").getBoundingClientRect().width;
-          const pres = [...document.querySelectorAll("#lesson div.hl > pre")];
-          const narrow = pres.filter((pre) => pre.scrollWidth > pre.clientWidth + 1 &&
-            pre.getBoundingClientRect().width < room - 2)
-            .map((pre) => pre.textContent.slice(0, 40));
-          const covered = [...document.querySelectorAll("#lesson .copyable > .copy")].filter(
-            (button) => button.getBoundingClientRect().bottom >
-              button.nextElementSibling.getBoundingClientRect().top + 0.5).length;
-          return [pres.length, narrow, covered];
-        }""")
-        blocks += found[0]
-        assert found[1:] == [[], 0], address
-    assert blocks > 20
-    visit.assert_clean()
 
 
 @pytest.mark.browser
@@ -1872,27 +1896,6 @@ def test_browser_in_dark_mode_a_command_block_has_an_edge(site, visit):
         assert edge == ["1px", True, True]
     finally:
         visit.page.emulate_media(color_scheme="light")
-    visit.assert_clean()
-
-
-@pytest.mark.browser
-@pytest.mark.parametrize("lang", ["en", ZH])
-def test_browser_no_page_is_wider_than_a_phone(site, visit, lang):
-    """Point 7: the zh-CN s01 What changed table made the page 399 px wide. No lesson (every
-    folded part open), nor a page of another kind, is wider than a phone."""
-    out, names = site
-    phone(visit)
-    for name in [*names, "readme", "index", "compare", "search",
-                 f"compare-{names[0]}-vs-{names[-1]}"]:
-        page = visit.open(f"{site_builder.SUBFOLDER[lang]}{name}.html")
-        ready(page)
-        page.evaluate("document.querySelectorAll('details').forEach((d) => { d.open = true; })")
-        # the "toggle" events of the opened parts come in a task of their own: wait for them
-        page.evaluate("() => new Promise((done) => requestAnimationFrame(() => setTimeout(done)))")
-        assert page.evaluate("document.documentElement.scrollWidth <= innerWidth"), name
-        assert page.evaluate(SCROLLING_BUT_NOT_FOCUSABLE) == [], name
-        assert page.evaluate("""() => [...document.querySelectorAll(".table-scroll")].filter(
-          (box) => box.scrollWidth > box.clientWidth + 1 && box.tabIndex !== 0).length""") == 0
     visit.assert_clean()
 
 
@@ -2241,7 +2244,7 @@ def suite_views(out):
                 yield name, view
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def checker(browser):
     checker = page_checker.Checker(browser)
     yield checker
