@@ -1828,18 +1828,22 @@ def test_browser_the_language_switch_keeps_the_chapter_the_tab_and_the_step(site
 
 
 @pytest.mark.browser
-def test_browser_a_chinese_page_from_the_disk_finds_the_shared_files(site, browser):
+def test_browser_a_chinese_page_from_the_disk_finds_the_shared_files(site, visit):
     """Opened as a file (file://), a Chinese page loads the one copy of the assets."""
     out, _ = site
-    context = browser.new_context()
-    page = context.new_page()
-    failed = []
-    page.on("requestfailed", lambda request: failed.append(request.url))
-    page.goto((out / ZH / "s06_plan_mode.html").as_uri() + "#run")
-    assert page.evaluate("document.styleSheets.length") == 2
-    assert page.inner_text("#step-counter").startswith("第 1 步")  # site.js ran
-    assert failed == []
-    context.close()
+    page, failed = visit.page, []  # the shared page, blank again: no new context to pay for
+
+    def note(request):
+        failed.append(request.url)
+
+    page.on("requestfailed", note)
+    try:
+        page.goto((out / ZH / "s06_plan_mode.html").as_uri() + "#run")
+        assert page.evaluate("document.styleSheets.length") == 2
+        assert page.inner_text("#step-counter").startswith("第 1 步")  # site.js ran
+        assert failed == []
+    finally:
+        page.remove_listener("requestfailed", note)
 
 
 # ---- issue 42: what a visitor hits at 1280 px, on a phone and in dark mode -------------
@@ -2238,9 +2242,15 @@ def suite_views(out):
 
 
 @pytest.fixture(scope="module")
-def checker(browser):
+def checker(browser, shared_page):
+    """The Checker, its light page the shared one (1280 by 900, light, as the Checker makes
+    its own): a new context costs Chromium about 0.6 s of CPU."""
     checker = page_checker.Checker(browser)
+    shared_page.set_viewport_size({"width": 1280, "height": 900})
+    shared_page.emulate_media(color_scheme="light")
+    checker.pages["light"] = shared_page
     yield checker
+    del checker.pages["light"]  # the shared page's context is the shared_page fixture's to close
     checker.close()
 
 
