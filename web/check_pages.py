@@ -147,16 +147,24 @@ SAMPLE = """() => {
   const kinds = new Map();
   const holdsText = (element) => Array.from(element.childNodes).some(
     (node) => node.nodeType === Node.TEXT_NODE && node.textContent.trim());
+  // What an element sits in, from it up to the root: each ancestor's part is worked out once
+  // (a page of code has thousands of lines in the same few boxes).
+  const chains = new Map();
+  const chain = (up) => {
+    if (!up) return "";
+    if (!chains.has(up)) {
+      const style = getComputedStyle(up);
+      const part = [`${up.tagName}.${Array.from(up.classList).sort().join(".")}`,
+                    style.backgroundColor, style.backgroundImage, style.opacity].join("|");
+      chains.set(up, up.parentElement ? `${part}|${chain(up.parentElement)}` : part);
+    }
+    return chains.get(up);
+  };
   for (const element of document.body.querySelectorAll("*")) {
     if (!holdsText(element) || !element.checkVisibility({ visibilityProperty: true })) continue;
     const own = getComputedStyle(element);
-    const parts = [own.color, own.fontSize, own.fontWeight, own.textShadow];
-    for (let up = element; up; up = up.parentElement) {
-      const style = getComputedStyle(up);
-      parts.push(`${up.tagName}.${Array.from(up.classList).sort().join(".")}`,
-                 style.backgroundColor, style.backgroundImage, style.opacity);
-    }
-    const kind = parts.join("|");
+    const kind = [own.color, own.fontSize, own.fontWeight, own.textShadow, chain(element)]
+      .join("|");
     if (!kinds.has(kind)) kinds.set(kind, element);
   }
   Array.from(kinds.values()).forEach((element, n) => element.setAttribute("data-axe-sample", n));
