@@ -1,5 +1,6 @@
 """Shared set-up for the whole suite: no network, no key, one import of anthropic."""
 
+import functools
 import ipaddress
 import os
 import socket
@@ -51,6 +52,14 @@ def _guarded_connect_ex(self, address):
 
 socket.socket.connect = _guarded_connect
 socket.socket.connect_ex = _guarded_connect_ex
+
+# Every anthropic client makes an SSL context and loads the machine's CA bundle into it: 40 ms of
+# CPU. A learner's run makes one client; a test process makes hundreds, and speaks TLS to no one
+# (only loopback, in plain HTTP). So the session makes the context once, and every client shares
+# it (httpx2 asks httpcore2.default_ssl_context for it each time).
+import httpcore2  # noqa: E402  (anthropic's transport; the suite imports anthropic anyway)
+
+httpcore2.default_ssl_context = functools.cache(httpcore2.default_ssl_context)
 
 
 # The files that take longest, longest first (`--durations=0`, summed per file). With `-n 2
