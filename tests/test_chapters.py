@@ -30,8 +30,7 @@ import pytest
 
 from course import CHANGES, read_scenario
 from course import section_map as sections
-from course.warm import Runner
-from support import CHAPTERS, PRESENT, ROOT, clean_env, load_chapter, read_trace
+from support import CHAPTERS, PRESENT, ROOT, clean_env, load_chapter, read_trace, shared_runner
 
 # ======================================================================
 # What a run should print
@@ -104,78 +103,75 @@ IMPORT_CHECK = ROOT / "tests" / "import_check.py"
 def runs(tmp_path_factory):
     root_before = sorted(os.listdir(ROOT))
     before = {name: snapshot(name) for name in PRESENT}
-    runner = Runner(tmp_path_factory.mktemp("runner"))
+    runner = shared_runner()
     checker = IMPORT_CHECK
     chapters = {}
-    try:
-        for name in PRESENT:
-            base = tmp_path_factory.mktemp(name)
-            script = scenario(name)
-            answers = script.get("answers", [])
-            shutil.copytree(ROOT / name / "workspace", base / "oneshot")
-            (base / "tmp").mkdir()
-            (base / "import" / "home").mkdir(parents=True)
-            (base / "import" / "cwd").mkdir()
-            (base / "broken.json").write_text('{"turns": [\n')
-            code = ROOT / name / "code.py"
-            # A key in the environment, so that reading it (even by copying os.environ) shows.
-            import_env = clean_env(
-                HOME=str(base / "import" / "home"), ANTHROPIC_AUTH_TOKEN="sk-ant-in-env"
-            )
-            chapters[name] = SimpleNamespace(
-                name=name,
-                base=base,
-                prompt=script["prompt"],
-                answers=answers,
-                jobs={
-                    # One shot, in a copy of the workspace, recording a trace; run from the
-                    # repository root, where a stray relative write would show.
-                    "oneshot": runner.start(
-                        code,
-                        "--offline",
-                        "--workdir",
-                        base / "oneshot",
-                        "--trace",
-                        base / "trace.jsonl",
-                        script["prompt"],
-                        stdin=lines(*answers),
-                    ),
-                    # The REPL with its default offline workdir: a fresh copy under TMPDIR.
-                    "repl": runner.start(
-                        code,
-                        "--offline",
-                        stdin=lines(script["prompt"], *answers, "q"),
-                        env=clean_env(TMPDIR=str(base / "tmp")),
-                    ),
-                    "missing": runner.start(
-                        code, "--offline", "--script", "missing.json", cwd=base
-                    ),
-                    "broken": runner.start(code, "--offline", "--script", "broken.json", cwd=base),
-                    "imported": runner.start(
-                        checker, code, cwd=base / "import" / "cwd", env=import_env
-                    ),
-                },
-            )
-        for chapter in chapters.values():  # the replays need the finished traces
-            chapter.oneshot = runner.result(chapter.jobs["oneshot"])
-            shutil.copytree(ROOT / chapter.name / "workspace", chapter.base / "replay")
-            chapter.jobs["replay"] = runner.start(
-                ROOT / chapter.name / "code.py",
-                "--offline",
-                "--script",
-                chapter.base / "trace.jsonl",
-                "--workdir",
-                chapter.base / "replay",
-                "--trace",
-                chapter.base / "replay.jsonl",
-                chapter.prompt,
-                stdin=lines(*chapter.answers),
-            )
-        for chapter in chapters.values():
-            for kind in ("repl", "missing", "broken", "imported", "replay"):
-                setattr(chapter, kind, runner.result(chapter.jobs[kind]))
-    finally:
-        runner.close()
+    for name in PRESENT:
+        base = tmp_path_factory.mktemp(name)
+        script = scenario(name)
+        answers = script.get("answers", [])
+        shutil.copytree(ROOT / name / "workspace", base / "oneshot")
+        (base / "tmp").mkdir()
+        (base / "import" / "home").mkdir(parents=True)
+        (base / "import" / "cwd").mkdir()
+        (base / "broken.json").write_text('{"turns": [\n')
+        code = ROOT / name / "code.py"
+        # A key in the environment, so that reading it (even by copying os.environ) shows.
+        import_env = clean_env(
+            HOME=str(base / "import" / "home"), ANTHROPIC_AUTH_TOKEN="sk-ant-in-env"
+        )
+        chapters[name] = SimpleNamespace(
+            name=name,
+            base=base,
+            prompt=script["prompt"],
+            answers=answers,
+            jobs={
+                # One shot, in a copy of the workspace, recording a trace; run from the
+                # repository root, where a stray relative write would show.
+                "oneshot": runner.start(
+                    code,
+                    "--offline",
+                    "--workdir",
+                    base / "oneshot",
+                    "--trace",
+                    base / "trace.jsonl",
+                    script["prompt"],
+                    stdin=lines(*answers),
+                ),
+                # The REPL with its default offline workdir: a fresh copy under TMPDIR.
+                "repl": runner.start(
+                    code,
+                    "--offline",
+                    stdin=lines(script["prompt"], *answers, "q"),
+                    env=clean_env(TMPDIR=str(base / "tmp")),
+                ),
+                "missing": runner.start(
+                    code, "--offline", "--script", "missing.json", cwd=base
+                ),
+                "broken": runner.start(code, "--offline", "--script", "broken.json", cwd=base),
+                "imported": runner.start(
+                    checker, code, cwd=base / "import" / "cwd", env=import_env
+                ),
+            },
+        )
+    for chapter in chapters.values():  # the replays need the finished traces
+        chapter.oneshot = runner.result(chapter.jobs["oneshot"])
+        shutil.copytree(ROOT / chapter.name / "workspace", chapter.base / "replay")
+        chapter.jobs["replay"] = runner.start(
+            ROOT / chapter.name / "code.py",
+            "--offline",
+            "--script",
+            chapter.base / "trace.jsonl",
+            "--workdir",
+            chapter.base / "replay",
+            "--trace",
+            chapter.base / "replay.jsonl",
+            chapter.prompt,
+            stdin=lines(*chapter.answers),
+        )
+    for chapter in chapters.values():
+        for kind in ("repl", "missing", "broken", "imported", "replay"):
+            setattr(chapter, kind, runner.result(chapter.jobs[kind]))
     for chapter in chapters.values():  # the chapter's files, and the names at the root
         chapter.before = (before[chapter.name], root_before)
         chapter.after = (snapshot(chapter.name), sorted(os.listdir(ROOT)))

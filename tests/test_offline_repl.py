@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from course.warm import Runner
 from support import (
     PRESENT,
     ROOT,
@@ -27,6 +26,7 @@ from support import (
     new_session,
     reply,
     run_chapter,
+    shared_runner,
     text,
     tool_use,
     user,
@@ -346,8 +346,7 @@ def test_the_scenarios_without_the_hard_deny_list_change_nothing_outside_their_w
     for folder in (home, sentinel):
         (folder / "keep").mkdir(parents=True)
         (folder / "keep" / "file.txt").write_text("still here\n")
-    (tmp_path / "runner").mkdir()
-    runner = Runner(tmp_path / "runner")
+    runner = shared_runner()
     jobs = {}
     try:
         for name in PRESENT:
@@ -379,9 +378,8 @@ def test_the_scenarios_without_the_hard_deny_list_change_nothing_outside_their_w
                     cwd=sentinel,
                     env=clean_env(HOME=str(home), TMPDIR=str(tmp_path / "tmp" / name)),
                 )
+    finally:  # every run has ended, even after a failure
         results = {key: runner.result(job) for key, job in jobs.items()}
-    finally:
-        runner.close()
     assert {key: (result.returncode, result.stderr) for key, result in results.items()} == {
         key: (0, "") for key in jobs
     }
@@ -399,7 +397,7 @@ def test_the_scenarios_without_the_hard_deny_list_change_nothing_outside_their_w
         == {"keep": "dir", "keep/file.txt": hashlib.sha256(b"still here\n").hexdigest()}
     )
     assert {name: tree(tmp_path / "chapters" / name) for name in PRESENT} == before
-    assert sorted(os.listdir(tmp_path)) == ["chapters", "home", "runner", "sentinel", "tmp"]
+    assert sorted(os.listdir(tmp_path)) == ["chapters", "home", "sentinel", "tmp"]
 
 
 # ======================================================================
