@@ -139,13 +139,32 @@ def report(line):
         pass
 
 
+def share_ssl_context(httpcore2):
+    """A client makes an SSL context and loads the machine's CA bundle into it (40 ms of CPU,
+    as much again as the rest of a short run): make it here, once, for every run to share. A
+    run whose SSL_CERT_FILE or SSL_CERT_DIR differs from this process's makes its own (once)."""
+    original = httpcore2.default_ssl_context
+    made = {}
+
+    def default_ssl_context(*, _trust_env=True):
+        key = (_trust_env, os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+        if key not in made:
+            made[key] = original(_trust_env=_trust_env)
+        return made[key]
+
+    httpcore2.default_ssl_context = default_ssl_context
+
+
 def warm_up(anthropic):
     """Make a client, and send one request through it to a stand-in transport (no network): the
     modules a client loads and the validators the SDK builds on first use are then loaded and
-    built in every run, as caches. Nothing else is kept; on an SDK of another shape, nothing."""
+    built in every run, as caches, and the SSL context is made (share_ssl_context). Nothing else
+    is kept; on an SDK of another shape, nothing."""
     try:
         warnings.simplefilter("ignore")  # what it may warn of is for a run to say, not for this
         anthropic.Anthropic(api_key="not-a-key", base_url="http://127.0.0.1:9").close()
+        share_ssl_context(sys.modules["httpcore2"])  # the SDK's transport, imported by now
+        sys.modules["httpcore2"].default_ssl_context()
         http = anthropic._base_client.httpx2
         call = {"type": "tool_use", "id": "toolu_warm", "name": "bash", "input": {"command": "ls"}}
         reply = {"id": "msg_warm", "type": "message", "role": "assistant", "model": "m",

@@ -16,7 +16,8 @@ Each run is its own process, forked from a warm runner (course/warm.py) that the
 once per run and that has imported anthropic already, so that the import (2.5 s of CPU) is paid
 once, not per exchange. What the fork changes for the program: it starts with anthropic already
 imported, and (on Linux) warmed up (a client made, one request sent to a stand-in transport, no
-network: the modules and validators the SDK loads on first use are ready), with the interpreter
+network: the modules and validators the SDK loads on first use are ready, and the clients it
+makes share one SSL context, its CA bundle loaded once), with the interpreter
 settings of the checker's `python` (its flags, its hash seed). Otherwise it is `python PATH
 PROMPT`: its own argv, workdir, environment, stdin, stdout and stderr (files, where
 subprocess_launch gives pipes), process group and exit status, run as __main__; a program that
