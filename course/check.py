@@ -154,6 +154,24 @@ def reply(*blocks, stop_reason=None):
     })
 
 
+_ATOMS = (str, int, float, bool, type(None))
+
+
+def snapshot(value):
+    """A copy of `value` that == copy.deepcopy(value): built by hand for the JSON-like data a
+    request holds (dicts with str keys, lists, str, numbers, None), which is most of the time a
+    test spends copying; anything else is handed to copy.deepcopy."""
+    kind = type(value)
+    if kind is dict:
+        if all(type(key) is str for key in value):
+            return {key: snapshot(item) for key, item in value.items()}
+    elif kind is list:
+        return [snapshot(item) for item in value]
+    elif kind in _ATOMS:
+        return value  # immutable: deepcopy returns the same object
+    return copy.deepcopy(value)
+
+
 class FakeClient:
     """client.messages.create() returns the given replies in order and keeps a copy of every
     request, taken at call time; one call more than there are replies fails with Missing.
@@ -168,7 +186,7 @@ class FakeClient:
         self.messages = SimpleNamespace(create=self.create)
 
     def create(self, **request):
-        self.calls.append(copy.deepcopy(request))
+        self.calls.append(snapshot(request))
         if not self.replies:
             raise Missing(f"the loop called the model again after the {len(self.calls) - 1} "
                           "replies this check expected it to need.")

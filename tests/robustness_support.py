@@ -261,6 +261,11 @@ def api_error(kind):
 SECRET = "TOP-SECRET-7f3a"  # the content of the secret files outside the workdir
 
 
+# A sandbox is made and removed for every example: in memory where the system has a tmpfs for
+# it (removing a folder on a disk's file system costs a journal write, a third of a ms).
+MEMORY_TMP = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+
+
 class Sandbox:
     """A temporary parent folder:
 
@@ -275,7 +280,7 @@ class Sandbox:
     """
 
     def __init__(self):
-        self.parent = Path(tempfile.mkdtemp(prefix="robustness-")).resolve()
+        self.parent = Path(tempfile.mkdtemp(prefix="robustness-", dir=MEMORY_TMP)).resolve()
         self.work = self.parent / "work"
         self.home = self.parent / "home"
         (self.parent / "secret.txt").write_text(SECRET + "\n")
@@ -471,10 +476,11 @@ def weighted(*choices):
     """A strategy that picks one of (weight, strategy) pairs. (st.one_of weighs its
     branches alike, and treats the same strategy given twice as one branch.)"""
     picks = [strategy for weight, strategy in choices for _ in range(weight)]
+    index = st.integers(0, len(picks) - 1)  # built once: a strategy is checked on its first draw
 
     @st.composite
     def pick(draw):
-        return draw(picks[draw(st.integers(0, len(picks) - 1))])
+        return draw(picks[draw(index)])
     return pick()
 
 
@@ -628,6 +634,22 @@ def object_for(schema):
 
 
 WRONG_TYPES = [None, 1, 1.5, True, [], {}, "text"]
+HOW_BROKEN = st.sampled_from(
+    ["good"] * 8 + ["missing field", "wrong type", "extra field", "other object"]
+)
+EXTRA_FIELDS = st.sampled_from(["workdir", "self", "extra", "cwd"])
+
+
+@functools.cache
+def sampled(choices):
+    """st.sampled_from(choices), one strategy per tuple of choices (each is checked once)."""
+    return st.sampled_from(choices)
+
+
+@functools.cache
+def wrong_for(kind):
+    """The wrong values for a field whose drawn value is of type `kind`."""
+    return st.sampled_from([value for value in WRONG_TYPES if type(value) is not kind])
 
 
 def tool_input(schema):
@@ -638,22 +660,19 @@ def tool_input(schema):
         st.text(max_size=6).filter(lambda key: key not in fields), json_values, max_size=2
     )
 
+    required = st.sampled_from(schema["required"]) if schema.get("required") else None
+
     @st.composite
     def one_input(draw):
         broken = dict(draw(good_inputs))
-        how = draw(
-            st.sampled_from(
-                ["good"] * 8 + ["missing field", "wrong type", "extra field", "other object"]
-            )
-        )
-        if how == "missing field" and schema.get("required"):
-            del broken[draw(st.sampled_from(schema["required"]))]
+        how = draw(HOW_BROKEN)
+        if how == "missing field" and required is not None:
+            del broken[draw(required)]
         elif how == "wrong type" and broken:
-            key = draw(st.sampled_from(sorted(broken)))
-            wrong = [value for value in WRONG_TYPES if type(value) is not type(broken[key])]
-            broken[key] = draw(st.sampled_from(wrong))
+            key = draw(sampled(tuple(sorted(broken))))
+            broken[key] = draw(wrong_for(type(broken[key])))
         elif how == "extra field":
-            broken[draw(st.sampled_from(["workdir", "self", "extra", "cwd"]))] = draw(json_values)
+            broken[draw(EXTRA_FIELDS)] = draw(json_values)
         elif how == "other object":  # fields the tool does not have (never its own field names)
             broken = draw(other_object)
         return broken
@@ -684,20 +703,23 @@ def tool_use_blocks(tools):
     names = sorted(inputs)
     odd_names = st.sampled_from(LATER_TOOLS + UNKNOWN_TOOLS)
     random_object = st.dictionaries(st.text(max_size=6), json_values, max_size=2)
+    kinds = st.sampled_from(["known"] * 4 + ["odd name", "random name"])
+    known_names, random_names = st.sampled_from(names), st.text(max_size=10)
+    one_in_four = st.integers(0, 3)
 
     @st.composite
     def block(draw):
-        kind = draw(st.sampled_from(["known"] * 4 + ["odd name", "random name"]))
+        kind = draw(kinds)
         if kind == "known":
-            name = draw(st.sampled_from(names))
+            name = draw(known_names)
         else:
-            name = draw(odd_names if kind == "odd name" else st.text(max_size=10))
+            name = draw(odd_names if kind == "odd name" else random_names)
         if name in inputs:
             value = draw(inputs[name])
         else:  # an unknown tool: mostly what looks like another tool's input, sometimes anything
             value = (
-                draw(inputs[draw(st.sampled_from(names))])
-                if draw(st.integers(0, 3))
+                draw(inputs[draw(known_names)])
+                if draw(one_in_four)
                 else draw(random_object)
             )
         return {"type": "tool_use", "name": name, "input": value}
@@ -772,8 +794,10 @@ def hook_returning(outcome):
 
 def answering(data, answers=ANSWERS):
     """A stand-in for input(): each question gets a random answer drawn by hypothesis."""
+    choices = sampled(tuple(answers))
+
     def fake_input(prompt=""):
-        answer = data.draw(st.sampled_from(answers), label="answer")
+        answer = data.draw(choices, label="answer")
         if isinstance(answer, type) and issubclass(answer, BaseException):
             raise answer()
         return answer

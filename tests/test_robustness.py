@@ -119,6 +119,24 @@ def leaked_secrets(calls):
 # 1. RANDOM CONVERSATIONS
 # ======================================================================
 
+START_IN_PLAN_MODE = st.sampled_from([True, True, False])
+USAGE = st.integers(0, 4000)
+
+
+_hooks = {}
+
+
+def hooks_for(events, outcomes):
+    """Up to three (event, what the hook returns) pairs: one strategy per chapter and list of
+    outcomes (built once: a strategy is checked on its first draw)."""
+    key = (tuple(events), id(outcomes))
+    if key not in _hooks:  # the list is kept with its strategy, so that its id stays its own
+        _hooks[key] = outcomes, st.lists(
+            st.tuples(st.sampled_from(events), st.sampled_from(outcomes)), max_size=3
+        )
+    return _hooks[key][1]
+
+
 def play(chapter, data, box, answers, hook_outcomes=HOOK_OUTCOMES):
     """Play a random session: random prompts, a random model, random answers and,
     from s04, random Python hooks (never command hooks: they would run a shell).
@@ -131,24 +149,21 @@ def play(chapter, data, box, answers, hook_outcomes=HOOK_OUTCOMES):
     if hasattr(chapter, "summarise"):  # s08: replies that say how full the context is
         for answer in replies:
             if isinstance(answer, Message):
-                answer.usage.input_tokens = data.draw(st.integers(0, 4000), label="usage")
+                answer.usage.input_tokens = data.draw(USAGE, label="usage")
     client = EndlessClient(*replies)
     session = new_session(chapter, client, box.work)
     if has_plan_mode(chapter):
         setattr(
             session,
             PLAN_MODE_FIELD,
-            data.draw(st.sampled_from([True, True, False]), label="start in plan mode"),
+            data.draw(START_IN_PLAN_MODE, label="start in plan mode"),
         )
     if hasattr(chapter, "summarise"):  # s08: thresholds low enough to clear and summarise often
         session.clear_at, session.compact_at = data.draw(st.sampled_from(
             [(1800, 2400), (2200, 3500), (chapter.CLEAR_AT, chapter.COMPACT_AT)]),
             label="--clear-at and --compact-at")
     if hasattr(chapter, "add_hook"):
-        hooks = st.lists(
-            st.tuples(st.sampled_from(chapter.HOOK_EVENTS), st.sampled_from(hook_outcomes)),
-            max_size=3,
-        )
+        hooks = hooks_for(chapter.HOOK_EVENTS, hook_outcomes)
         for event, outcome in data.draw(hooks, label="hooks"):
             chapter.add_hook(session, event, hook_returning(outcome))
     with patch("builtins.input", answering(data, answers)), redirect_stdout(io.StringIO()):
@@ -510,6 +525,11 @@ def test_ctrl_c_in_a_later_model_call_keeps_the_tool_round(name, tmp_path):
     assert no_problems(client.calls) == [[], [], []]
 
 
+ONE_IN_FOUR = st.sampled_from([False, False, False, True])
+CTRL_C_ANSWERS = ANSWERS + [KeyboardInterrupt]
+CTRL_C_HOOK_OUTCOMES = HOOK_OUTCOMES + [KeyboardInterrupt]
+
+
 @pytest.mark.parametrize("name", PRESENT)
 @PROFILE
 @given(data=st.data())
@@ -520,7 +540,7 @@ def test_ctrl_c_anywhere_in_a_tool_or_at_a_question_leaves_a_valid_history(name,
 
     def sometimes_ctrl_c(tool):
         def interrupted(*args, **options):
-            if data.draw(st.sampled_from([False, False, False, True]), label="Ctrl-C in the tool"):
+            if data.draw(ONE_IN_FOUR, label="Ctrl-C in the tool"):
                 raise KeyboardInterrupt
             return tool(*args, **options)
 
@@ -536,9 +556,7 @@ def test_ctrl_c_anywhere_in_a_tool_or_at_a_question_leaves_a_valid_history(name,
         patch.object(chapter, "run_bash", sometimes_ctrl_c(chapter.run_bash)),
         patch.dict(handlers, wrapped),
     ):
-        client = play(
-            chapter, data, box, ANSWERS + [KeyboardInterrupt], HOOK_OUTCOMES + [KeyboardInterrupt]
-        )
+        client = play(chapter, data, box, CTRL_C_ANSWERS, CTRL_C_HOOK_OUTCOMES)
 
     assert no_problems(client.calls) == [[] for _ in client.calls]
 
