@@ -681,9 +681,20 @@ def tool_input(schema):
     return one_input()
 
 
+_ask_inputs_cache = {}
+
+
 def ask_inputs(schema):
     """Inputs for ask_user_question (s06): half of them questions that pass its checks, so that
-    the user is really asked (and answers at random), half drawn from the schema, often not."""
+    the user is really asked (and answers at random), half drawn from the schema, often not.
+    One strategy per schema, built once (a strategy is checked on its first draw)."""
+    key = json.dumps(schema, sort_keys=True)
+    if key not in _ask_inputs_cache:
+        _ask_inputs_cache[key] = _ask_inputs(schema)
+    return _ask_inputs_cache[key]
+
+
+def _ask_inputs(schema):
     option = st.fixed_dictionaries({"label": some_text, "description": some_text})
     question = st.fixed_dictionaries({
         "question": some_text,

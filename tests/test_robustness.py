@@ -221,6 +221,12 @@ def test_random_conversations_include_questions_the_user_is_asked(name):
 
 
 
+@functools.cache
+def one_or_two_questions(schema):
+    """One or two ask_user_question inputs for this schema (given as JSON): built once."""
+    return st.lists(ask_inputs(json.loads(schema)), min_size=1, max_size=2)
+
+
 @pytest.mark.parametrize("name", ASKING_CHAPTERS)
 @PROFILE
 @given(data=st.data())
@@ -232,7 +238,7 @@ def test_random_questions_and_answers_never_cancel_the_turn_and_change_nothing(n
     exactly when the input is broken, every request is valid, and no file changes."""
     chapter = shared_chapter(name)
     schema = chapter.ASK_TOOL["input_schema"]
-    calls = data.draw(st.lists(ask_inputs(schema), min_size=1, max_size=2), label="questions")
+    calls = data.draw(one_or_two_questions(json.dumps(schema)), label="questions")
     blocks = [tool_use(f"toolu_{n}", "ask_user_question", value) for n, value in enumerate(calls)]
     client = EndlessClient(reply(*blocks))
     with Sandbox() as box, PlanModeWatch(chapter) as watch:
