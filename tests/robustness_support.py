@@ -376,24 +376,29 @@ def tree(root, skip=()):
     def above_skipped(relative):
         return any(s.startswith(relative + "/") for s in skip)
 
+    # Plain strings, not Paths: a snapshot is taken twice an example, and Path's parsing was
+    # most of its time. (POSIX: os.walk joins with "/", so a relative path is already posix.)
+    top = os.fspath(Path(root))
     found = {}
-    for folder, dirs, files in os.walk(root):
+    for folder, dirs, files in os.walk(top):
+        inside = folder[len(top) + 1:]  # "" for the root itself
         for name in sorted(dirs + files):
-            path = Path(folder) / name
-            relative = path.relative_to(root).as_posix()
+            relative = f"{inside}/{name}" if inside else name
             if left_out(relative) or above_skipped(relative):
                 continue
-            info = path.lstat()
+            path = os.path.join(folder, name)
+            info = os.lstat(path)
             mode = oct(stat.S_IMODE(info.st_mode))
             if stat.S_ISLNK(info.st_mode):
                 found[relative] = ("symlink", os.readlink(path))
             elif stat.S_ISDIR(info.st_mode):
                 found[relative] = ("folder", mode)
             elif stat.S_ISREG(info.st_mode):
-                found[relative] = ("file", mode, path.read_bytes())
+                with open(path, "rb") as file:
+                    found[relative] = ("file", mode, file.read())
             else:
                 found[relative] = ("other", mode)
-        dirs[:] = [d for d in dirs if not left_out((Path(folder) / d).relative_to(root).as_posix())]
+        dirs[:] = [d for d in dirs if not left_out(f"{inside}/{d}" if inside else d)]
     return found
 
 
