@@ -344,6 +344,7 @@ def reference_sandbox():
     return box
 
 
+@functools.cache  # the answer depends only on the path: every sandbox has the same layout
 def could_only_reach_the_sandbox(path):
     """True if a tool acting on `path` could reach nothing outside the sandbox, even
     with a broken guard. Every random path passes this check (or is swapped for one
