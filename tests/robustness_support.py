@@ -760,14 +760,21 @@ def _model_events(tools, interrupts):
 
 
 _events_cache = {}
+_events_by_list = {}
 
 
 def model_events(tools, interrupts=True):
     """What the model call does, call after call: ("reply", blocks, stop_reason),
     ("api error", kind) or ("ctrl-c",). One strategy per tool list, built once."""
+    seen = _events_by_list.get((id(tools), interrupts))
+    if seen is not None and seen[0] is tools and seen[1] == tools:  # the same list, unchanged
+        return seen[2]
     key = (json.dumps(tools, sort_keys=True), interrupts)
     if key not in _events_cache:
         _events_cache[key] = _model_events(tools, interrupts)
+    # A chapter's TOOLS is one list: remembered with a copy, so that the next example skips the
+    # JSON (the list is kept alive, so its id stays its own).
+    _events_by_list[(id(tools), interrupts)] = tools, copy.deepcopy(tools), _events_cache[key]
     return _events_cache[key]
 
 
