@@ -176,12 +176,7 @@ class Runner:
                 chunk = os.read(stream, 65536)
                 if not chunk:
                     raise RuntimeError("the runner process ended early")
-                *lines, self.unread = (self.unread + chunk).split(b"\n")
-                for line in map(json.loads, lines):
-                    if "pid" in line:
-                        self.pids[line["id"]] = line["pid"]
-                    else:
-                        self.ended[line["id"]] = line["returncode"]
+                self.unread = take_reports(self.unread + chunk, self.pids, self.ended)
 
     def close(self):
         """End the runner process, once the runs have ended (after 30 s, it is stopped and runs
@@ -194,6 +189,18 @@ class Runner:
                 self.process.kill()
                 self.process.wait()
             self.process.stdout.close()
+
+
+def take_reports(buffer, pids, ended):
+    """Put the runner's reports in buffer's whole lines into pids ({"id", "pid"}: a run has
+    started) and ended ({"id", "returncode"}); return the rest, a line still coming."""
+    *lines, rest = buffer.split(b"\n")
+    for report in map(json.loads, lines):
+        if "pid" in report:
+            pids[report["id"]] = report["pid"]
+        else:
+            ended[report["id"]] = report["returncode"]
+    return rest
 
 
 def _kill_group(group):

@@ -155,7 +155,10 @@ class WarmKernels:
         await asyncio.shield(self.waiting)
 
     def drain(self):
-        """Read the server's reports so far, without blocking."""
+        """Read the server's reports so far, without blocking (as course.warm reads its runner's:
+        the same reports)."""
+        from course.warm import take_reports  # not at the top: the server runs this file alone
+
         while self.channel is not None and not self.gone:
             try:
                 chunk = self.channel.recv(65536)
@@ -164,12 +167,7 @@ class WarmKernels:
             if not chunk:
                 self.gone = True
                 return
-            *lines, self.unread = (self.unread + chunk).split(b"\n")
-            for report in map(json.loads, lines):
-                if "pid" in report:
-                    self.pids[report["id"]] = report["pid"]
-                else:
-                    self.returncodes[report["id"]] = report["returncode"]
+            self.unread = take_reports(self.unread + chunk, self.pids, self.returncodes)
 
     def manager_class(self):
         """An AsyncKernelManager class whose kernels come from this server."""
