@@ -71,6 +71,22 @@ LONGEST_FIRST = ["test_web.py", "test_stages.py", "test_robustness.py", "test_of
                  "test_exercises.py", "test_s04_hooks.py"]
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session):
+    """Collecting, a test process keeps the code it compiles in __pycache__ (ignored by git), as
+    Python and pytest do by default, even where PYTHONDONTWRITEBYTECODE is set: pytest rewrites
+    the asserts of every test file it imports, and with -n 2 each process imports all of them to
+    collect (3 CPU-seconds a process, on every run, when nothing is kept). Only while
+    collecting: a run of a chapter (its own environment) and whatever the tests import later
+    write no bytecode when the variable says so; chapters are loaded from source, never cached."""
+    writes = sys.dont_write_bytecode
+    sys.dont_write_bytecode = False
+    try:
+        return (yield)
+    finally:
+        sys.dont_write_bytecode = writes
+
+
 def pytest_collection_modifyitems(items):
     rank = {name: place for place, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: a file stays whole
