@@ -46,13 +46,27 @@ def chapters_that_change(*sections):
     (tests/test_chapters.py), and its own changes have its own tests."""
     chosen, before = [], None
     for name in PRESENT:
-        texts = [section_map(name).get(section, (None, None))[1] for section in sections]
+        found = _section_maps(name)
+        texts = [found.get(section, (None, None))[1] for section in sections]
         if any(texts) and texts != before:
             chosen.append(name)
         before = texts
     if chosen and chosen[-1] != PRESENT[-1]:
         chosen.append(PRESENT[-1])
     return chosen
+
+
+_parsed = {}  # (chapter, the text of its code.py) -> its section_map
+
+
+def _section_maps(name):
+    """section_map(name), parsed once per content and process: the files that choose their
+    chapters with chapters_that_change ask about the same files as they are collected."""
+    source = (ROOT / name / "code.py").read_text(encoding="utf-8")
+    if (name, source) not in _parsed:
+        _parsed[(name, source)] = section_map(name)
+    return _parsed[(name, source)]
+
 
 _loads = itertools.count()
 
