@@ -92,6 +92,18 @@ def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: a file stays whole
 
 
+def pytest_collection_finish(session):
+    """When tests of test_lessons.py are to run, the session's warm runner starts now: it imports
+    anthropic in its own process while the tests before the lessons' commands run, so it is
+    warm when they do. A run that only collects, or runs none of them, starts none."""
+    if session.config.option.collectonly:
+        return
+    if any(item.path.name == "test_lessons.py" for item in session.items):
+        import support
+
+        support.shared_runner()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _sockets_stay_blocked():
     """The guard is installed at import time; this checks it is still there."""

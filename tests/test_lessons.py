@@ -640,9 +640,9 @@ def all_scripts():
 
 
 SCRIPTS = all_scripts()
-# Start the shared warm runner now: it imports anthropic in its own process while pytest goes on
-# collecting and running the checks above, so it is warm when the commands run.
-shared_runner()
+# The shared warm runner starts once the tests are collected (tests/conftest.py
+# pytest_collection_finish): it imports anthropic in its own process while the checks above run,
+# so it is warm when the commands run.
 
 
 def test_the_lessons_the_readme_and_every_docstring_have_commands_to_run():
