@@ -166,10 +166,11 @@ def share_ssl_context(httpcore2):
 
 
 def warm_up(anthropic):
-    """Make a client, and send one request through it to a stand-in transport (no network): the
-    modules a client loads and the validators the SDK builds on first use are then loaded and
-    built in every run, as caches, and the SSL context is made (share_ssl_context). Nothing else
-    is kept; on an SDK of another shape, nothing."""
+    """Make a client, and send two requests through it to a stand-in transport (no network), one
+    answered, one refused with an API error: the modules a client loads and the validators the
+    SDK builds on first use are then loaded and built in every run, as caches, and the SSL
+    context is made (share_ssl_context). Nothing else is kept; on an SDK of another shape,
+    nothing."""
     try:
         warnings.simplefilter("ignore")  # what it may warn of is for a run to say, not for this
         anthropic.Anthropic(api_key="not-a-key", base_url="http://127.0.0.1:9").close()
@@ -190,6 +191,17 @@ def warm_up(anthropic):
             {"role": "user", "content": "x"}, {"role": "assistant", "content": [call]},
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_warm",
                                           "content": "r", "is_error": True}]}])
+        client.close()
+        # and an API error (a 400): the SDK builds the validators of its error body on first use
+        refusal = {"type": "error", "request_id": "req_warm",
+                   "error": {"type": "invalid_request_error", "message": "m"}}
+        client = anthropic.Anthropic(
+            api_key="not-a-key", base_url="http://127.0.0.1:9", max_retries=0,
+            http_client=http.Client(transport=http.MockTransport(
+                lambda request: http.Response(400, json=refusal))))
+        with contextlib.suppress(anthropic.BadRequestError):
+            client.messages.create(model="m", max_tokens=1, messages=[
+                {"role": "user", "content": "x"}])
         client.close()
     except Exception:
         pass
