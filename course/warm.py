@@ -8,7 +8,8 @@ status, running the script as __main__.
 
 What the fork changes for the script: it starts with anthropic already imported and warmed up
 (warm_server.warm_up: the modules and validators the SDK loads on first use are ready, and its
-clients share one SSL context), and
+clients share one SSL context), with argparse and dotenv imported (warm_server.PREIMPORTED: every
+chapter imports them), and
 with the runner's interpreter settings (its flags, its hash seed, and the variables read at
 start-up, such as PYTHONPATH, from the runner's environment, not the run's); otherwise it is
 `python SCRIPT ARGS` (warm_server.run says how each part is set up). A script that never

@@ -1,8 +1,8 @@
 """The warm runner's process: `import anthropic` once, then fork one fresh run per job.
 
 Started by course/warm.py as `python course/warm_server.py`; it reads one job (JSON) per line
-on stdin. For each it forks a monitor, which forks the run, reports {"id", "pid"} at once and
-{"id", "returncode"} (as subprocess would give it) when the run ends. Runs go on side by side.
+on stdin. For each it forks the run, reports {"id", "pid"} at once and {"id", "returncode"} (as
+subprocess would give it) when the run ends. Runs go on side by side.
 A script is compiled once per content, before the fork, and each run executes that code as
 runpy.run_path would (which compiles the file every time: 20 ms for s06's code.py).
 Importing this module does nothing: it works only as a script. It needs only the standard
@@ -10,17 +10,27 @@ library: where anthropic is not installed, the runs start without it, as `python
 """
 
 import atexit
+import contextlib
 import gc
+import importlib
 import io
 import json
 import os
 import runpy
+import select
 import signal
 import sys
 import tempfile
 import threading
 import types
 import warnings
+
+# Imported before the fork, as anthropic is: every chapter imports them (argparse at start,
+# dotenv in main()), and each costs a run 2-3 ms (argparse with gettext; dotenv compiles its
+# regular expressions). Not readline, which every chapter imports too: importing it sets
+# readline up for the terminal and the inputrc of the environment of the moment, which must be
+# the run's.
+PREIMPORTED = ("argparse", "dotenv")
 
 _compiled = {}  # (script, source) -> code object
 
@@ -156,10 +166,11 @@ def share_ssl_context(httpcore2):
 
 
 def warm_up(anthropic):
-    """Make a client, and send one request through it to a stand-in transport (no network): the
-    modules a client loads and the validators the SDK builds on first use are then loaded and
-    built in every run, as caches, and the SSL context is made (share_ssl_context). Nothing else
-    is kept; on an SDK of another shape, nothing."""
+    """Make a client, and send two requests through it to a stand-in transport (no network), one
+    answered, one refused with an API error: the modules a client loads and the validators the
+    SDK builds on first use are then loaded and built in every run, as caches, and the SSL
+    context is made (share_ssl_context). Nothing else is kept; on an SDK of another shape,
+    nothing."""
     try:
         warnings.simplefilter("ignore")  # what it may warn of is for a run to say, not for this
         anthropic.Anthropic(api_key="not-a-key", base_url="http://127.0.0.1:9").close()
@@ -181,6 +192,17 @@ def warm_up(anthropic):
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_warm",
                                           "content": "r", "is_error": True}]}])
         client.close()
+        # and an API error (a 400): the SDK builds the validators of its error body on first use
+        refusal = {"type": "error", "request_id": "req_warm",
+                   "error": {"type": "invalid_request_error", "message": "m"}}
+        client = anthropic.Anthropic(
+            api_key="not-a-key", base_url="http://127.0.0.1:9", max_retries=0,
+            http_client=http.Client(transport=http.MockTransport(
+                lambda request: http.Response(400, json=refusal))))
+        with contextlib.suppress(anthropic.BadRequestError):
+            client.messages.create(model="m", max_tokens=1, messages=[
+                {"role": "user", "content": "x"}])
+        client.close()
     except Exception:
         pass
 
@@ -196,35 +218,67 @@ def main():
     if anthropic is not None and sys.platform == "linux":
         with warnings.catch_warnings():
             warm_up(anthropic)
+    for name in PREIMPORTED:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # not installed: a run that imports it fails as `python` would
+            pass
     gc.collect()  # the warm-up's garbage, not to be carried into every run
     gc.freeze()  # the runs' garbage collections leave the runner's objects (and pages) alone
-    for line in sys.stdin:
-        reap(os.WNOHANG)
-        job = json.loads(line)
-        code = compiled(job["script"])
-        if os.fork() == 0:  # the monitor
-            pid = os.fork()
-            if pid == 0:
-                status = 1
-                try:
-                    status = run(job, code)
-                finally:
-                    os._exit(status)
-            report({"id": job["id"], "pid": pid})
-            _, status = os.waitpid(pid, 0)
-            report({"id": job["id"], "returncode": os.waitstatus_to_exitcode(status)})
-            os._exit(0)
-    reap(0)  # the caller has stopped the runs it did not wait for
+    serve()
 
 
-def reap(options):
-    """Wait for the monitors that have ended (all, with options 0): their CPU time, and their
-    runs', then counts in this process's children's, as a caller's getrusage sees it."""
-    try:
-        while os.waitpid(-1, options)[0]:
-            pass
-    except ChildProcessError:
-        pass
+def serve():
+    """Read the jobs on stdin; fork each run, report its pid at once and its exit status when it
+    ends (a SIGCHLD wakes the loop); once stdin ends, wait for the runs still going on."""
+    woken, wake = os.pipe()  # SIGCHLD writes to `wake`: the loop sees it on `woken`
+    os.set_blocking(wake, False)
+    os.set_blocking(woken, False)
+    signal.set_wakeup_fd(wake)
+    signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+    running = {}  # pid -> the job's id
+    unread, reading = b"", True
+    while reading:
+        ready = select.select([0, woken], [], [])[0]
+        if woken in ready:
+            with contextlib.suppress(BlockingIOError):
+                while os.read(woken, 512):  # empty it: one wake-up may stand for many ends
+                    pass
+            ended(running, os.WNOHANG)
+        if 0 in ready:
+            chunk = os.read(0, 65536)
+            reading = bool(chunk)
+            *lines, unread = (unread + chunk).split(b"\n")
+            for line in lines:
+                job = json.loads(line)
+                code = compiled(job["script"])
+                pid = os.fork()
+                if pid == 0:
+                    status = 1
+                    try:
+                        signal.set_wakeup_fd(-1)  # the run's signals are its own
+                        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                        os.close(woken)
+                        os.close(wake)
+                        status = run(job, code)
+                    finally:
+                        os._exit(status)
+                running[pid] = job["id"]
+                report({"id": job["id"], "pid": pid})
+    ended(running, 0)  # the caller has stopped the runs it did not wait for
+
+
+def ended(running, options):
+    """Report the runs that have ended (with options 0: wait for all). Their CPU time then
+    counts in this process's children's, as a caller's getrusage sees it."""
+    while running:
+        try:
+            pid, status = os.waitpid(-1, options)
+        except ChildProcessError:
+            return
+        if not pid:
+            return
+        report({"id": running.pop(pid), "returncode": os.waitstatus_to_exitcode(status)})
 
 
 if __name__ == "__main__":

@@ -387,8 +387,8 @@ def test_importing_a_chapter_writes_nothing_reads_no_key_and_opens_no_connection
 STANDARD = set(sys.stdlib_module_names)
 
 
-@pytest.mark.parametrize("name", PRESENT)
-def test_a_chapter_imports_only_the_standard_library_anthropic_and_dotenv(name):
+def top_imports(name):
+    """The top-level names of every module a chapter's code.py imports, wherever it does."""
     tree = ast.parse((ROOT / name / "code.py").read_text(encoding="utf-8"))
     imported = set()
     for node in ast.walk(tree):
@@ -396,7 +396,26 @@ def test_a_chapter_imports_only_the_standard_library_anthropic_and_dotenv(name):
             imported |= {alias.name.split(".")[0] for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
             imported.add("." * node.level + (node.module or "").split(".")[0])
-    assert sorted(imported - STANDARD - {"anthropic", "dotenv"}) == []
+    return imported
+
+
+@pytest.mark.parametrize("name", PRESENT)
+def test_a_chapter_imports_only_the_standard_library_anthropic_and_dotenv(name):
+    assert sorted(top_imports(name) - STANDARD - {"anthropic", "dotenv"}) == []
+
+
+def test_the_warm_runner_imports_before_the_fork_only_modules_every_chapter_imports():
+    """A run forked from the warm runner starts with warm_server.PREIMPORTED imported: as a
+    learner's `python code.py` would be by then only if every chapter imports them itself."""
+    server = ast.parse((ROOT / "course" / "warm_server.py").read_text(encoding="utf-8"))
+    preimported = next(
+        ast.literal_eval(node.value) for node in server.body
+        if isinstance(node, ast.Assign) and [t.id for t in node.targets] == ["PREIMPORTED"]
+    )
+    assert preimported == ("argparse", "dotenv")
+    assert {name: sorted(set(preimported) - top_imports(name)) for name in PRESENT} == {
+        name: [] for name in PRESENT
+    }
 
 
 # ======================================================================

@@ -15,11 +15,12 @@ Nothing depends on how the program is built inside.
 Each run is its own process, forked from a warm runner (course/warm.py) that the checker starts
 once per run and that has imported anthropic already, so that the import (2.5 s of CPU) is paid
 once, not per exchange. What the fork changes for the program: it starts with anthropic already
-imported, and (on Linux) warmed up (a client made, one request sent to a stand-in transport, no
-network: the modules and validators the SDK loads on first use are ready, and the clients it
-makes share one SSL context, its CA bundle loaded once), with the interpreter
-settings of the checker's `python` (its flags, its hash seed). Otherwise it is `python PATH
-PROMPT`: its own argv, workdir, environment, stdin, stdout and stderr (files, where
+imported, and (on Linux) warmed up (a client made, two requests sent to a stand-in transport, no
+network, one answered and one refused with an API error: the modules and validators the SDK
+loads on first use are ready, and the clients it makes share one SSL context, its CA bundle
+loaded once), with argparse and dotenv imported too (every chapter imports them), and with the
+interpreter settings of the checker's `python` (its flags, its hash seed). Otherwise it is
+`python PATH PROMPT`: its own argv, workdir, environment, stdin, stdout and stderr (files, where
 subprocess_launch gives pipes), process group and exit status, run as __main__; a program that
 does not import anthropic, fails at an import, or reads stdin runs and ends as it would alone.
 Where os.fork is missing (Windows), each run is a plain `python PATH PROMPT` subprocess.
@@ -536,8 +537,8 @@ def main(argv=None):
         epilog="Each exchange runs your program as `python PATH PROMPT`, in its own process and "
                "a fresh workdir. The process is forked from one that has imported anthropic "
                "already (and made a client once, offline), so that the import is paid once: "
-               "your program starts with anthropic imported, and with the checker's interpreter "
-               "settings; otherwise it runs as it would alone.")
+               "your program starts with anthropic imported (argparse and dotenv too), and with "
+               "the checker's interpreter settings; otherwise it runs as it would alone.")
     parser.add_argument("stage", nargs="?", choices=STAGES,
                         help=f"the stage, {STAGES[0]} to {STAGES[-1]}")
     parser.add_argument("path", nargs="?", help="your program, e.g. build/agent.py")
