@@ -280,42 +280,57 @@ class Sandbox:
     """
 
     def __init__(self):
-        self.parent = Path(tempfile.mkdtemp(prefix="robustness-", dir=MEMORY_TMP)).resolve()
+        # Built with plain strings and os calls: a sandbox is made for every example.
+        parent = os.path.realpath(tempfile.mkdtemp(prefix="robustness-", dir=MEMORY_TMP))
+        self.parent = Path(parent)
         self.work = self.parent / "work"
         self.home = self.parent / "home"
-        (self.parent / "secret.txt").write_text(SECRET + "\n")
-        (self.parent / "sentinel.txt").write_text("sentinel\n")
-        (self.parent / "sentinel_dir").mkdir()
-        (self.parent / "sentinel_dir" / "inside.txt").write_text("sentinel inside\n")
-        self.home.mkdir()
-        (self.home / "secret.txt").write_text(SECRET + "\n")
-        self.work.mkdir()
-        (self.work / "notes.txt").write_text("# Field notes\nline two\nline three\n")
-        (self.work / "sub").mkdir()
-        (self.work / "sub" / "inner.txt").write_text("inner\n")
+        work, home = f"{parent}/work", f"{parent}/home"
+        os.mkdir(f"{parent}/sentinel_dir")
+        os.mkdir(home)
+        os.mkdir(work)
+        os.mkdir(f"{work}/sub")
+        for path, content in [(f"{parent}/secret.txt", SECRET + "\n"),
+                              (f"{parent}/sentinel.txt", "sentinel\n"),
+                              (f"{parent}/sentinel_dir/inside.txt", "sentinel inside\n"),
+                              (f"{home}/secret.txt", SECRET + "\n"),
+                              (f"{work}/notes.txt", "# Field notes\nline two\nline three\n"),
+                              (f"{work}/sub/inner.txt", "inner\n")]:
+            with open(path, "w") as file:
+                file.write(content)
         links = {
-            "link_out": self.parent,
-            "link_secret": self.parent / "secret.txt",
+            "link_out": parent,
+            "link_secret": f"{parent}/secret.txt",
             "link_rel": "../secret.txt",
             "chain1": "chain2",
             "chain2": "../secret.txt",
-            "dangling_out": self.parent / "not-there.txt",
+            "dangling_out": f"{parent}/not-there.txt",
             "sub/link_up": "../..",
             "loop_a": "loop_b",
             "loop_b": "loop_a",
             "link_inside": "notes.txt",
         }
         for name, target in links.items():
-            os.symlink(target, self.work / name)
-        self._home = patch.dict(os.environ, {"HOME": str(self.home)})
+            os.symlink(target, f"{work}/{name}")
 
     def __enter__(self):
-        self._home.start()
+        """HOME is the sandbox's home until __exit__, which puts the environment back as it was
+        (as patch.dict would, but by setting HOME alone when nothing else changed)."""
+        self._environ = os.environ.copy()
+        os.environ["HOME"] = str(self.home)
         return self
 
     def __exit__(self, *exc):
-        self._home.stop()
-        shutil.rmtree(self.parent)
+        try:
+            if os.environ != {**self._environ, "HOME": str(self.home)}:
+                os.environ.clear()  # something else changed it too: all of it back
+                os.environ.update(self._environ)
+            elif "HOME" in self._environ:
+                os.environ["HOME"] = self._environ["HOME"]
+            else:
+                del os.environ["HOME"]
+        finally:
+            shutil.rmtree(self.parent)
 
     def outside(self):
         """A snapshot of the parent folder, the workdir left out."""
