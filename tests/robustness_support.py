@@ -19,6 +19,7 @@ import functools
 import io
 import json
 import os
+import pickle
 import shutil
 import stat
 import subprocess
@@ -77,6 +78,32 @@ ONLY_FROM_ASSISTANT = {"tool_use", "server_tool_use", "thinking", "redacted_thin
 ONLY_FROM_USER = {"tool_result"}
 
 
+_verdicts = {}  # (adapter, the pickled value) -> the first error's message, or None
+
+
+def first_error(adapter, value):
+    """The message of the first error adapter.validate_python(value, strict=True) raises, or
+    None. Remembered by the value's pickle, which tells apart every type and value the check
+    tells apart (True from 1, a tuple from a list): a request sends the whole history again,
+    so the same blocks and tools come back call after call."""
+    try:
+        key = id(adapter), pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
+    except Exception:  # a value pickle cannot take: checked as it is, each time
+        key = None
+    if key is not None and key in _verdicts:
+        return _verdicts[key]
+    try:
+        adapter.validate_python(value, strict=True)
+        verdict = None
+    except ValidationError as error:
+        verdict = error.errors()[0]["msg"]
+    if key is not None:
+        if len(_verdicts) > 20_000:
+            _verdicts.clear()
+        _verdicts[key] = verdict
+    return verdict
+
+
 def block_problems(block, where, types=BLOCK_TYPES, adapter=BLOCK_ADAPTER):
     """What the API would refuse in one content block."""
     if not isinstance(block, dict):
@@ -85,10 +112,9 @@ def block_problems(block, where, types=BLOCK_TYPES, adapter=BLOCK_ADAPTER):
     if typed_dict is None:
         return [f"{where}: unknown block type {block.get('type')!r}"]
     problems = []
-    try:
-        adapter.validate_python(block, strict=True)
-    except ValidationError as error:
-        problems.append(f"{where}: not a valid {typed_dict.__name__}: {error.errors()[0]['msg']}")
+    error = first_error(adapter, block)
+    if error is not None:
+        problems.append(f"{where}: not a valid {typed_dict.__name__}: {error}")
     unknown = sorted(set(block) - set(typed_dict.__annotations__))
     if unknown:
         problems.append(f"{where}: keys the API does not know: {unknown}")
@@ -187,10 +213,9 @@ def history_problems(messages):
 def tool_problems(tools):
     problems = []
     for number, tool in enumerate(tools):
-        try:
-            TOOL_ADAPTER.validate_python(tool, strict=True)
-        except ValidationError as error:
-            problems.append(f"tools[{number}]: not a valid tool: {error.errors()[0]['msg']}")
+        error = first_error(TOOL_ADAPTER, tool)
+        if error is not None:
+            problems.append(f"tools[{number}]: not a valid tool: {error}")
         unknown = sorted(set(tool) - set(ToolParam.__annotations__))
         if tool.get("type", "custom") == "custom" and unknown:
             problems.append(f"tools[{number}]: keys the API does not know: {unknown}")
