@@ -19,6 +19,7 @@ import functools
 import io
 import json
 import os
+import pickle
 import shutil
 import stat
 import subprocess
@@ -77,6 +78,32 @@ ONLY_FROM_ASSISTANT = {"tool_use", "server_tool_use", "thinking", "redacted_thin
 ONLY_FROM_USER = {"tool_result"}
 
 
+_verdicts = {}  # (adapter, the pickled value) -> the first error's message, or None
+
+
+def first_error(adapter, value):
+    """The message of the first error adapter.validate_python(value, strict=True) raises, or
+    None. Remembered by the value's pickle, which tells apart every type and value the check
+    tells apart (True from 1, a tuple from a list): a request sends the whole history again,
+    so the same blocks and tools come back call after call."""
+    try:
+        key = id(adapter), pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
+    except Exception:  # a value pickle cannot take: checked as it is, each time
+        key = None
+    if key is not None and key in _verdicts:
+        return _verdicts[key]
+    try:
+        adapter.validate_python(value, strict=True)
+        verdict = None
+    except ValidationError as error:
+        verdict = error.errors()[0]["msg"]
+    if key is not None:
+        if len(_verdicts) > 20_000:
+            _verdicts.clear()
+        _verdicts[key] = verdict
+    return verdict
+
+
 def block_problems(block, where, types=BLOCK_TYPES, adapter=BLOCK_ADAPTER):
     """What the API would refuse in one content block."""
     if not isinstance(block, dict):
@@ -85,10 +112,9 @@ def block_problems(block, where, types=BLOCK_TYPES, adapter=BLOCK_ADAPTER):
     if typed_dict is None:
         return [f"{where}: unknown block type {block.get('type')!r}"]
     problems = []
-    try:
-        adapter.validate_python(block, strict=True)
-    except ValidationError as error:
-        problems.append(f"{where}: not a valid {typed_dict.__name__}: {error.errors()[0]['msg']}")
+    error = first_error(adapter, block)
+    if error is not None:
+        problems.append(f"{where}: not a valid {typed_dict.__name__}: {error}")
     unknown = sorted(set(block) - set(typed_dict.__annotations__))
     if unknown:
         problems.append(f"{where}: keys the API does not know: {unknown}")
@@ -187,10 +213,9 @@ def history_problems(messages):
 def tool_problems(tools):
     problems = []
     for number, tool in enumerate(tools):
-        try:
-            TOOL_ADAPTER.validate_python(tool, strict=True)
-        except ValidationError as error:
-            problems.append(f"tools[{number}]: not a valid tool: {error.errors()[0]['msg']}")
+        error = first_error(TOOL_ADAPTER, tool)
+        if error is not None:
+            problems.append(f"tools[{number}]: not a valid tool: {error}")
         unknown = sorted(set(tool) - set(ToolParam.__annotations__))
         if tool.get("type", "custom") == "custom" and unknown:
             problems.append(f"tools[{number}]: keys the API does not know: {unknown}")
@@ -280,42 +305,57 @@ class Sandbox:
     """
 
     def __init__(self):
-        self.parent = Path(tempfile.mkdtemp(prefix="robustness-", dir=MEMORY_TMP)).resolve()
+        # Built with plain strings and os calls: a sandbox is made for every example.
+        parent = os.path.realpath(tempfile.mkdtemp(prefix="robustness-", dir=MEMORY_TMP))
+        self.parent = Path(parent)
         self.work = self.parent / "work"
         self.home = self.parent / "home"
-        (self.parent / "secret.txt").write_text(SECRET + "\n")
-        (self.parent / "sentinel.txt").write_text("sentinel\n")
-        (self.parent / "sentinel_dir").mkdir()
-        (self.parent / "sentinel_dir" / "inside.txt").write_text("sentinel inside\n")
-        self.home.mkdir()
-        (self.home / "secret.txt").write_text(SECRET + "\n")
-        self.work.mkdir()
-        (self.work / "notes.txt").write_text("# Field notes\nline two\nline three\n")
-        (self.work / "sub").mkdir()
-        (self.work / "sub" / "inner.txt").write_text("inner\n")
+        work, home = f"{parent}/work", f"{parent}/home"
+        os.mkdir(f"{parent}/sentinel_dir")
+        os.mkdir(home)
+        os.mkdir(work)
+        os.mkdir(f"{work}/sub")
+        for path, content in [(f"{parent}/secret.txt", SECRET + "\n"),
+                              (f"{parent}/sentinel.txt", "sentinel\n"),
+                              (f"{parent}/sentinel_dir/inside.txt", "sentinel inside\n"),
+                              (f"{home}/secret.txt", SECRET + "\n"),
+                              (f"{work}/notes.txt", "# Field notes\nline two\nline three\n"),
+                              (f"{work}/sub/inner.txt", "inner\n")]:
+            with open(path, "w") as file:
+                file.write(content)
         links = {
-            "link_out": self.parent,
-            "link_secret": self.parent / "secret.txt",
+            "link_out": parent,
+            "link_secret": f"{parent}/secret.txt",
             "link_rel": "../secret.txt",
             "chain1": "chain2",
             "chain2": "../secret.txt",
-            "dangling_out": self.parent / "not-there.txt",
+            "dangling_out": f"{parent}/not-there.txt",
             "sub/link_up": "../..",
             "loop_a": "loop_b",
             "loop_b": "loop_a",
             "link_inside": "notes.txt",
         }
         for name, target in links.items():
-            os.symlink(target, self.work / name)
-        self._home = patch.dict(os.environ, {"HOME": str(self.home)})
+            os.symlink(target, f"{work}/{name}")
 
     def __enter__(self):
-        self._home.start()
+        """HOME is the sandbox's home until __exit__, which puts the environment back as it was
+        (as patch.dict would, but by setting HOME alone when nothing else changed)."""
+        self._environ = os.environ.copy()
+        os.environ["HOME"] = str(self.home)
         return self
 
     def __exit__(self, *exc):
-        self._home.stop()
-        shutil.rmtree(self.parent)
+        try:
+            if os.environ != {**self._environ, "HOME": str(self.home)}:
+                os.environ.clear()  # something else changed it too: all of it back
+                os.environ.update(self._environ)
+            elif "HOME" in self._environ:
+                os.environ["HOME"] = self._environ["HOME"]
+            else:
+                del os.environ["HOME"]
+        finally:
+            shutil.rmtree(self.parent)
 
     def outside(self):
         """A snapshot of the parent folder, the workdir left out."""
