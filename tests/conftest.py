@@ -1,6 +1,5 @@
 """Shared set-up for the whole suite: no network, no key, one import of anthropic."""
 
-import functools
 import ipaddress
 import os
 import socket
@@ -62,10 +61,12 @@ socket.socket.connect_ex = _guarded_connect_ex
 # Every anthropic client makes an SSL context and loads the machine's CA bundle into it: 40 ms of
 # CPU. A learner's run makes one client; a test process makes hundreds, and speaks TLS to no one
 # (only loopback, in plain HTTP). So the session makes the context once, and every client shares
-# it (httpx2 asks httpcore2.default_ssl_context for it each time).
+# it (httpx2 asks httpcore2.default_ssl_context for it each time), as the warm runner's runs do.
 import httpcore2  # noqa: E402  (anthropic's transport; the suite imports anthropic anyway)
 
-httpcore2.default_ssl_context = functools.cache(httpcore2.default_ssl_context)
+from course.warm_server import share_ssl_context  # noqa: E402
+
+share_ssl_context(httpcore2)
 
 
 # The files that take longest, longest first (`--durations=0`, summed per file). With `-n 2

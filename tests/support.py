@@ -71,7 +71,7 @@ def _section_maps(name):
 _loads = itertools.count()
 
 
-_code_folders = {}  # a chapter's name -> the one list every fresh module of it fills
+_code_folders = {}  # a code.py -> the one list every fresh module of it fills
 
 
 def load_chapter(name):
@@ -81,9 +81,15 @@ def load_chapter(name):
     code once per process ("they do not move"), and so it does in a test process, where a module
     loaded for every test would otherwise look them up again each time (8 ms, thousands of
     times)."""
-    module = fresh_module(ROOT / name / "code.py", f"{name}_code_{next(_loads)}")
+    code = ROOT / name / "code.py"
+    return share_code_folders(fresh_module(code, f"{name}_code_{next(_loads)}"), code)
+
+
+def share_code_folders(module, code):
+    """The module, its CODE_FOLDERS (if it has one) the list every module loaded from the file
+    `code` shares in this process (see load_chapter)."""
     if hasattr(module, "CODE_FOLDERS"):
-        module.CODE_FOLDERS = _code_folders.setdefault(name, [])
+        module.CODE_FOLDERS = _code_folders.setdefault(Path(code).resolve(), [])
     return module
 
 

@@ -51,17 +51,13 @@ EXERCISES = {f"{e.chapter}-ex{e.number}": e for chapter in PRESENT for e in exer
 
 _checks = {}
 RERUNS = 0  # how many chapter tests the nested session ran (tools/time_exercises.py prints it)
-_code_folders = {}  # a code.py -> the one list every module loaded from it here fills
 
 
 def shared_load(code):
     """course.check.load(code), but the harness finds the folders that hold its code
     (CODE_FOLDERS) once per code.py and process, as in a learner's run and as
     support.load_chapter does: each fresh module looked them up again (7 ms, 150 times here)."""
-    module = course_check.load(code)
-    if hasattr(module, "CODE_FOLDERS"):
-        module.CODE_FOLDERS = _code_folders.setdefault(Path(code).resolve(), [])
-    return module
+    return support.share_code_folders(course_check.load(code), code)
 
 
 def check_of(exercise):
