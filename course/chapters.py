@@ -15,6 +15,7 @@ CHAPTERS = [
     "s06_plan_mode",
     "s07_subagents",
     "s08_compact",
+    "s09_memory",
 ]
 # The sections each chapter changes in what it carries over from the chapter before; every
 # other carried section stays byte-identical (tests/test_chapters.py). A change here is a change
@@ -50,6 +51,14 @@ CHANGES = {
         "THE AGENT LOOP",
         "SUBAGENTS",
         "CALLING THE MODEL",
+        "THE SESSION",
+        "THE SCRIPTED MODEL",
+        "THE COMMAND LINE",
+    },
+    "s09_memory": {
+        "THE AGENT LOOP",
+        "SUBAGENTS",
+        "COMPACTION",
         "THE SESSION",
         "THE SCRIPTED MODEL",
         "THE COMMAND LINE",
