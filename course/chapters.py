@@ -137,6 +137,16 @@ CORE = {
         "tests/test_s08_compact.py::test_a_too_long_reply_summarises_once_and_the_call_is_tried"
         "_again",
     ],
+    "s09_memory": [
+        "tests/test_s09_memory.py::test_the_first_request_has_the_users_file_then_root_down_to_the"
+        "_workdir_before_the_prompt",
+        "tests/test_s09_memory.py::test_without_git_above_the_workdir_alone_is_the_project",
+        "tests/test_s09_memory.py::test_after_a_summary_the_new_history_starts_with_the_files_as"
+        "_they_are_now",
+        "tests/test_s09_memory.py::test_the_subagent_gets_the_same_block_before_its_task",
+        "tests/test_s09_memory.py::test_a_change_to_agents_md_asks_in_every_mode_over_an_allow"
+        "_rule",
+    ],
 }
 
 # The checkout's folder for the learner's copies of a workspace and the traces they record
