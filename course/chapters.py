@@ -16,6 +16,7 @@ CHAPTERS = [
     "s07_subagents",
     "s08_compact",
     "s09_memory",
+    "s11_mcp",
 ]
 # The sections each chapter changes in what it carries over from the chapter before; every
 # other carried section stays byte-identical (tests/test_chapters.py). A change here is a change
@@ -59,6 +60,13 @@ CHANGES = {
         "THE AGENT LOOP",
         "SUBAGENTS",
         "COMPACTION",
+        "THE SESSION",
+        "THE SCRIPTED MODEL",
+        "THE COMMAND LINE",
+    },
+    "s11_mcp": {
+        "PERMISSIONS",
+        "TOOL RESULTS AND INPUT CHECKS",
         "THE SESSION",
         "THE SCRIPTED MODEL",
         "THE COMMAND LINE",
