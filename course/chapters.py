@@ -16,6 +16,7 @@ CHAPTERS = [
     "s07_subagents",
     "s08_compact",
     "s09_memory",
+    "s10_skills",
 ]
 # The sections each chapter changes in what it carries over from the chapter before; every
 # other carried section stays byte-identical (tests/test_chapters.py). A change here is a change
@@ -61,6 +62,12 @@ CHANGES = {
         "COMPACTION",
         "THE SESSION",
         "THE SCRIPTED MODEL",
+        "THE COMMAND LINE",
+    },
+    "s10_skills": {
+        "THE AGENT LOOP",
+        "COMPACTION",
+        "THE SESSION",
         "THE COMMAND LINE",
     },
 }
