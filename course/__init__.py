@@ -5,10 +5,12 @@ The chapters never import this package: each sNN_*/code.py stays self-contained.
     CHAPTERS, ROOT                      the chapter folders, in order, and the repository
     CHANGES, CORE                       per chapter: the carried sections it changes, and the
                                         core tests every exercise's solved copy must pass
+    CHANGED_DEFINITIONS                 per chapter: the carried definitions it changes
     PLAY                                the checkout's folder for the learner's copies and traces
     sections(source)                    the banner grammar of code.py: [(title, chapter, text)]
     section_map(name)                   the same as {title: ((kind, chapter), text)}, by chapter
     section_titles(lines)               the title of the section holding each line (hunk headers)
+    definitions(source)                 each top-level definition: {name: (section title, text)}
     offline_environment(**extra)        the environment of an offline chapter run: no key, no .env
     read_scenario(path)                 scenario.json, read and checked: {prompt, turns, answers}
 
@@ -25,6 +27,7 @@ through it.
 """
 
 from course.chapters import (
+    CHANGED_DEFINITIONS,
     CHANGES,
     CHAPTERS,
     CORE,
@@ -32,6 +35,7 @@ from course.chapters import (
     PLAY,
     ROOT,
     ScenarioError,
+    definitions,
     offline_environment,
     read_scenario,
     section_map,
@@ -40,6 +44,7 @@ from course.chapters import (
 )
 
 __all__ = [
+    "CHANGED_DEFINITIONS",
     "CHANGES",
     "CHAPTERS",
     "CORE",
@@ -47,6 +52,7 @@ __all__ = [
     "PLAY",
     "ROOT",
     "ScenarioError",
+    "definitions",
     "offline_environment",
     "read_scenario",
     "section_map",

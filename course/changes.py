@@ -26,7 +26,7 @@ import json
 import sys
 from dataclasses import asdict, dataclass, field
 
-from course.chapters import CHAPTERS, ROOT, sections
+from course.chapters import CHAPTERS, ROOT, parsed, sections
 
 BEGIN, END = "<!-- what-changed:begin -->", "<!-- what-changed:end -->"
 README_BEGIN, README_END = "<!-- chapters:begin -->", "<!-- chapters:end -->"
@@ -109,12 +109,6 @@ def assigned_name(node):
         if isinstance(target, ast.Name) and target.id.isupper():
             return target.id
     return None
-
-
-@functools.cache
-def parsed(source):
-    """The module's ast (each code.py is read by two comparisons)."""
-    return ast.parse(source)
 
 
 def function_parts(source, parts):
