@@ -3,6 +3,7 @@
 The chapters never import this package: each sNN_*/code.py stays self-contained.
 
     CHAPTERS, ROOT                      the chapter folders, in order, and the repository
+    PRESENT                             those of them whose code.py is written
     CHANGES, CORE                       per chapter: the carried sections it changes, and the
                                         core tests every exercise's solved copy must pass
     CHANGED_DEFINITIONS                 per chapter: the carried definitions it changes
@@ -33,6 +34,7 @@ from course.chapters import (
     CORE,
     LIVE_VARIABLES,
     PLAY,
+    PRESENT,
     ROOT,
     ScenarioError,
     definitions,
@@ -50,6 +52,7 @@ __all__ = [
     "CORE",
     "LIVE_VARIABLES",
     "PLAY",
+    "PRESENT",
     "ROOT",
     "ScenarioError",
     "definitions",

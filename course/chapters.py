@@ -18,6 +18,7 @@ CHAPTERS = [
     "s07_subagents",
     "s08_compact",
 ]
+PRESENT = [name for name in CHAPTERS if (ROOT / name / "code.py").exists()]  # those written
 # The sections each chapter changes in what it carries over from the chapter before; every
 # other carried section stays byte-identical (tests/test_chapters.py). A change here is a change
 # to the lesson, and is reviewed as one.

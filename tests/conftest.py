@@ -4,13 +4,9 @@ import ipaddress
 import os
 import socket
 import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-
-# The repository root, for the course package (tests/ is on sys.path already, for support.py).
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 # No test may talk to the outside world or find a key: block both before anything runs.
 for variable in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "MODEL_ID"):
