@@ -152,7 +152,8 @@ def keyboard(monkeypatch):
 
 
 class Answers:
-    """Stands in for input(): hands out the given lines in order, None meaning EOF.
+    """Stands in for input(): hands out the given lines in order, None meaning EOF and an
+    exception class (KeyboardInterrupt: a Ctrl-C at the question) raising it.
 
     Every prompt shown is kept, so a test can assert which questions were asked.
     """
@@ -168,6 +169,8 @@ class Answers:
         line = self.lines.pop(0)
         if line is None:
             raise EOFError
+        if isinstance(line, type) and issubclass(line, BaseException):
+            raise line
         return line
 
 
