@@ -22,6 +22,10 @@ course.stages (imported on its own): the stage checker of the learner's own agen
 (`python -m course.stages sNN PATH`; `command(label, path)` gives that command), on the
 loopback Messages API of course.api (which the live tests use too).
 
+course.lessons and course.markdown (imported on their own): the lessons' markdown, quotes and
+commands, read and run (tests/test_lessons.py checks them, tools/sync_lessons.py syncs them);
+course.translations: the Chinese pages' markers and sections (and tools/sync_zh.py's).
+
 course.warm (imported on its own): the warm runner, which imports anthropic once and forks a
 fresh `python SCRIPT ARGS` process per run; the stage checker and the tests run programs
 through it.
