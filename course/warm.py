@@ -196,19 +196,18 @@ class Runner:
 
 # ---- one runner a process shares --------------------------------------------------------------
 
-_runner = None
-_runner_lock = threading.Lock()
+_shared = []  # the runner this process shares, once started
+_shared_lock = threading.Lock()
 
 
 def shared_runner():
     """The warm runner this process shares (the whole test session, a tool's whole run);
     started on first use, closed at exit."""
-    global _runner
-    with _runner_lock:  # tests may start runs from several threads at once
-        if _runner is None:
-            _runner = Runner(tempfile.mkdtemp(prefix="chapter-runs-"))
-            atexit.register(_runner.close)
-    return _runner
+    with _shared_lock:  # tests may start runs from several threads at once
+        if not _shared:
+            _shared.append(Runner(tempfile.mkdtemp(prefix="chapter-runs-")))
+            atexit.register(_shared[0].close)
+    return _shared[0]
 
 
 def run_chapter(name, *args, stdin="", cwd=None, timeout=120, env=None):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from anthropic.types import Message
 
-from course import PRESENT, ROOT, offline_environment, section_map
+from course import CHAPTERS, PRESENT, ROOT, offline_environment, section_map  # noqa: F401
 
 # The live path's loopback Messages API, and the warm runner the test session shares with a
 # chapter run through it: in course/, where the tools find them too.
