@@ -327,7 +327,7 @@ def definitions(source):
     return dict(_definitions(source))
 
 
-@functools.cache
+@functools.lru_cache(maxsize=16)  # every chapter's, and a test's changed copies (5 MB each)
 def parsed(source):
     """ast.parse(source), once per source and process (a code.py takes 50 ms to parse, and the
     definitions, the lesson tables, the site and the tests all read its tree: never change it)."""
