@@ -812,3 +812,28 @@ def test_the_sync_tool_starts_a_page_with_every_section_marked_new(tmp_path):
 def test_every_page_has_its_chinese_translation():
     # A new lesson: .venv/bin/python -m tools.sync_zh --start sNN_x, translate it, --accept '*'
     assert [name for name in PAGES if name not in TRANSLATED] == []
+
+
+# ---- the shape of the prose: course/zh_style.py ---------------------------------------------
+
+
+def test_the_style_figures_count_colons_pronouns_and_sentences_in_the_prose_alone():
+    from course import zh_style
+
+    text = "\n".join([
+        "# 标题：不算",
+        "<!-- en: 0123456789ab The problem -->",
+        "它读文件：`a：b` 不算。其他不算，尤其不算；其结果算。",
+        "",
+        "```text",
+        "代码：不算",
+        "```",
+        "| 表格：不算 |",
+        "![图：不算](diagram.zh-CN.svg)",
+        "- 列表项[链接](https://example.com/：)",
+    ])
+    found = zh_style.shape(text)
+    # characters: 它读文件 不算 其他不算 尤其不算 其结果算 (4+2+4+4+4) and 列表项链接 (5)
+    assert (found.characters, found.colons, found.pronouns, found.sentences, found.length) == (
+        23, 1, 2, 3, 23 + 1)  # three sentences: 。 ends two, the list item is the third
+    assert (found.colon_rate, found.pronoun_rate, found.sentence_length) == (43.5, 87.0, 8.0)
