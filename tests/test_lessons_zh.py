@@ -837,3 +837,15 @@ def test_the_style_figures_count_colons_pronouns_and_sentences_in_the_prose_alon
     assert (found.characters, found.colons, found.pronouns, found.sentences, found.length) == (
         23, 1, 2, 3, 23 + 1)  # three sentences: 。 ends two, the list item is the third
     assert (found.colon_rate, found.pronoun_rate, found.sentence_length) == (43.5, 87.0, 8.0)
+
+
+@pytest.mark.parametrize("name", TRANSLATED)
+def test_the_chinese_core_is_chinese_in_shape_few_colons_and_pronouns(name):
+    """English chains clauses with colons and refers back with "it"; a Chinese core that keeps
+    those shapes reads as English (issue 58). The top README's core is all of it."""
+    from course import reading_time, zh_style
+
+    core = zh_style.shape(reading_time.core(read(name, LANGUAGE), LANGUAGE))
+    found = {"colons": core.colon_rate, "pronouns": core.pronoun_rate}
+    limits = {"colons": zh_style.COLON_LIMIT, "pronouns": zh_style.PRONOUN_LIMIT}
+    assert {what: rate for what, rate in found.items() if rate > limits[what]} == {}
