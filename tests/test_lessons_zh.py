@@ -432,8 +432,9 @@ def test_the_glossary_fixes_the_recurring_terms_and_no_page_uses_a_rejected_one(
 # Terms whose Chinese is the English word are left out (nothing to check), and so are the rows
 # with two renderings (allow / deny / ask, offline / live).
 # The form the Chinese must hold, where it is not the glossary's word as a whole: a round is
-# counted (“三轮工具调用”), so its form is 轮工具调用.
-TERM_FORMS = {"round": ("轮工具调用", "工具轮")}  # or the glossary's short form
+# counted (“三轮工具调用”), so its form is 轮工具调用 (no short form: “工具轮” read as a coinage).
+# The prompt of "prompt cache" and "prompt caching" is rendered in 提示缓存, which holds no 提示词.
+TERM_FORMS = {"round": ("轮工具调用",), "prompt": ("提示词", "提示缓存")}
 # English words spelt like a term that are not the term: verbs and set phrases; "refusal", which
 # the English also says of a guard's or a rule's refusal (拒绝), not only of the model's; a chain
 # of symlinks, which is no chain of commands; ZCode's design notes, which are no notes of s06.
@@ -495,10 +496,9 @@ def test_the_site_strings_use_no_rendering_the_glossary_rejects_and_no_lone_roun
     assert {key: words for key, words in found.items() if words} == {}
 
 
-# 轮 alone is ambiguous: a turn is 轮次, a round of tool calls 一轮工具调用, or 工具轮 for short
-# (GLOSSARY.zh-CN.md);
+# 轮 alone is ambiguous: a turn is 轮次, a round of tool calls 一轮工具调用 (GLOSSARY.zh-CN.md);
 # 轮到 (“轮到模型”) is another word.
-LONE_ROUND = re.compile(r"(?<!工具)轮(?!次|到|工具调用)")  # 工具轮: the glossary's short form
+LONE_ROUND = re.compile(r"轮(?!次|到|工具调用)")
 
 
 @pytest.mark.parametrize("name", TRANSLATED)
@@ -675,3 +675,43 @@ def test_the_sync_tool_starts_a_page_with_every_section_marked_new(tmp_path):
 def test_every_page_has_its_chinese_translation():
     # A new lesson: .venv/bin/python -m tools.sync_zh --start sNN_x, translate it, --accept '*'
     assert [name for name in PAGES if name not in TRANSLATED] == []
+
+
+# ---- the shape of the prose: course/zh_style.py ---------------------------------------------
+
+
+def test_the_style_figures_count_colons_pronouns_and_sentences_in_the_prose_alone():
+    from course import zh_style
+
+    text = "\n".join([
+        "# 标题：不算",
+        "<!-- en: 0123456789ab The problem -->",
+        "它读文件：`a：b` 不算。其他不算，尤其不算；其结果算。",
+        "",
+        "```text",
+        "代码：不算",
+        "```",
+        "| 表格：不算 |",
+        "![图：不算](diagram.zh-CN.svg)",
+        "- 列表项[链接](https://example.com/：)",
+    ])
+    found = zh_style.shape(text)
+    # characters: 它读文件 不算 其他不算 尤其不算 其结果算 (4+2+4+4+4) and 列表项链接 (5)
+    assert (found.characters, found.colons, found.pronouns, found.sentences, found.length) == (
+        23, 1, 2, 3, 23 + 1)  # three sentences: 。 ends two, the list item is the third
+    assert (found.colon_rate, found.pronoun_rate, found.sentence_length) == (43.5, 87.0, 8.0)
+
+
+@pytest.mark.parametrize("name", TRANSLATED)
+def test_the_chinese_prose_is_chinese_in_shape_few_colons_and_pronouns(name):
+    """English chains clauses with colons and refers back with "it"; a Chinese page that keeps
+    those shapes reads as English (issue 58). The top README's core is all of it."""
+    from course import reading_time, zh_style
+
+    text = read(name, LANGUAGE)
+    core, whole = zh_style.shape(reading_time.core(text, LANGUAGE)), zh_style.shape(text)
+    found = {"core colons": core.colon_rate, "core pronouns": core.pronoun_rate,
+             "page colons": whole.colon_rate, "page pronouns": whole.pronoun_rate}
+    limits = {"core colons": zh_style.COLON_LIMIT, "core pronouns": zh_style.PRONOUN_LIMIT,
+              "page colons": zh_style.COLON_LIMIT, "page pronouns": zh_style.WHOLE_PRONOUN_LIMIT}
+    assert {what: rate for what, rate in found.items() if rate > limits[what]} == {}
