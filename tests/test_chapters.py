@@ -575,9 +575,14 @@ def carried_definition_problems(sources, changed):
         declared = changed.get(new, set())
         for key, (title, text) in after.items():
             if key in before and text != before[key][1] and key not in declared:
-                lacking = [new]  # the chapters on from here that carry the same text
+                lacking = [new]  # the chapters on from here that carry the same text, or
+                # (past a change of their own) still hold its lines and none the other has
+                only_here = set(text.splitlines()) - set(before[key][1].splitlines())
+                only_before = set(before[key][1].splitlines()) - set(text.splitlines())
                 for name in names[index + 1 :]:
-                    if found[name].get(key, (None, None))[1] != text:
+                    later = found[name].get(key, (None, ""))[1]
+                    lines = set(later.splitlines())
+                    if later != text and (not only_here <= lines or only_before & lines):
                         break
                     lacking.append(name)
                 fixed = [old]  # the chapters up to here that carry the other text
@@ -629,10 +634,18 @@ def test_a_fix_to_a_helper_made_in_some_chapters_only_names_the_helper_and_the_r
     assert all(sources[name].count(old) == 1 for name in PRESENT)
     for name in PRESENT[:2]:  # fixed in s01 and s02, not carried on
         sources[name] = sources[name].replace(old, old + "\n    text = str(text)")
+    # and a fix made in s01 alone to Session, which later chapters change (s03 on): those lack
+    # it too, as long as they hold the line it changed and not the new one
+    sources["s01_loop"] = sources["s01_loop"].replace("@dataclass\nclass Session:",
+                                                      "@dataclass(eq=False)\nclass Session:")
+    last = label(PRESENT[-1])
     assert carried_definition_problems(sources, CHANGED_DEFINITIONS) == [
-        f"preview() differs from s02 in s03..{label(PRESENT[-1])}: a fix made in s01..s02 and not "
-        f"carried on? Carry it into s03..{label(PRESENT[-1])}, or declare the change: in "
-        f'course/chapters.py, add "preview()" to CHANGED_DEFINITIONS["s03_permissions"].'
+        f"Session differs from s01 in s02..{last}: a fix made in s01 and not carried on? Carry "
+        f"it into s02..{last}, or declare the change: in course/chapters.py, add \"Session\" to "
+        'CHANGED_DEFINITIONS["s02_tools"].',
+        f"preview() differs from s02 in s03..{last}: a fix made in s01..s02 and not carried on? "
+        f"Carry it into s03..{last}, or declare the change: in course/chapters.py, add "
+        '"preview()" to CHANGED_DEFINITIONS["s03_permissions"].',
     ]
 
 
