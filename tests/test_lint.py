@@ -39,5 +39,6 @@ def test_the_tools_and_the_site_import_no_test_what_they_share_with_the_tests_is
     # tests may import a tool (to test it); a tool, the site or course/ never imports a test
     files = [*(ROOT / "tools").glob("*.py"), *(ROOT / "course").rglob("*.py"),
              *(ROOT / "web").rglob("*.py")]
-    assert {path.relative_to(ROOT).as_posix(): sorted(imported_modules(path) & TEST_MODULES)
-            for path in files if imported_modules(path) & TEST_MODULES} == {}
+    imports = {path.relative_to(ROOT).as_posix(): imported_modules(path) & TEST_MODULES
+               for path in files}
+    assert {path: sorted(tests) for path, tests in imports.items() if tests} == {}
