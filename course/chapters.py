@@ -155,6 +155,16 @@ CHANGED_DEFINITIONS = {
         "COMMANDS",  # /context, /compact
         "command_clear()",  # forgets the measured size and the summary
     },
+    "s10_skills": {
+        "run_turn()",  # the skills' catalog after a new conversation's first prompt
+        "compacted_history()",  # the catalog and the skills used come back after a summary
+        "Session",  # the skills used, and the text each sent
+        "make_session()",  # the skills on the banner
+        "command_clear()",  # forgets the skills used
+        "COMMANDS",  # /skills
+        "run_command()",  # /NAME ARGS starts a skill
+        "main()",  # a one-shot /NAME ARGS starts a skill
+    },
 }
 
 # Each chapter's core tests: every exercise's solved copy must still pass them (tests/
