@@ -181,8 +181,8 @@ def run_turn(session, prompt):
             show(f"[A UserPromptSubmit hook blocked this prompt: {hooked['reason']}]")
             return False
         blocks = [{"type": "text", "text": prompt}]
-        if not session.messages:  # a new conversation: AGENTS.md comes before its prompt
-            blocks = memory_blocks(session) + blocks
+        if not session.messages:  # a new conversation: AGENTS.md before it, the skills after
+            blocks = memory_blocks(session) + blocks + catalog_blocks(session)
         if hooked["context"]:
             context = hook_text("UserPromptSubmit", hooked["context"])
             blocks.append({"type": "text", "text": context})
@@ -1596,8 +1596,8 @@ def summarise(session, trigger, focus="", why="/compact"):
 
 def compacted_history(session, summary):
     """The new history: one user turn with AGENTS.md, the summary, the todo list, plan mode if
-    it is on, the newest plan, and the user's last prompt. No tool_result, so none without its
-    tool_use."""
+    it is on, the newest plan, the user's last prompt, the skills' catalog and the skills used.
+    No tool_result, so none without its tool_use."""
     texts = [f"{SUMMARY_INTRO}\n\n<summary>\n{summary}\n</summary>"]
     if session.todos:  # as todo_write takes it, so that the model can send it back updated
         items = "\n".join(json.dumps(item, ensure_ascii=False) for item in session.todos)
@@ -1609,7 +1609,8 @@ def compacted_history(session, summary):
         texts.append(f"The user's last prompt, which the work is for:\n\n{session.prompt}")
     # AGENTS.md read again from disk: an edit made since the conversation began is in it
     return [{"role": "user", "content": memory_blocks(session) + [
-        {"type": "text", "text": encodable(text)} for text in texts]}]
+        {"type": "text", "text": encodable(text)} for text in texts]
+        + catalog_blocks(session) + reattached_skills(session)}]
 
 
 def command_context(session, argument):
@@ -1713,14 +1714,149 @@ def command_remember(session, argument):
     if not argument:
         show(f"/remember needs the line to add to {MEMORY_FILE}: /remember Run the tests first.")
         return
+    line = " ".join(argument.split())  # one line, whatever was typed
     try:
-        path = append_memory_line(session, argument)
+        path = append_memory_line(session, line)
     except (OwnFileError, OSError, ToolError) as error:
         show(f"[Not remembered: {error}]")
         return
     if session.messages:  # this conversation's first message has the file as it was: say it now
-        session.notes.append(f"<memory>The user added a line to {path}: {argument}</memory>")
+        session.notes.append(f"<memory>The user added a line to {path}: {line}</memory>")
     show(f"[Added to {path}: the next prompt has it.]")
+
+
+# ======================================================================
+# SKILLS                                                      (new in s10)
+# ======================================================================
+
+# Know-how the model loads when a task needs it. A skill is a folder with a SKILL.md:
+# frontmatter between --- lines (name, description, disable-model-invocation), then the body,
+# the instructions. Each request carries the catalog, one line a skill: its name and
+# description. A body enters the conversation only when the skill is used, by the model (the
+# skill tool) or by the user (/NAME ARGS). The catalog is a block of the conversation's first
+# user message, after the prompt: the system prompt and the tools stay as they are, so the
+# cached prefix does too, and a skill added during a conversation is listed in the next one.
+SKILLS_FOLDER = ".agent/skills"  # in HOME (the user's own), and in the workdir (the project's)
+SKILL_FILE = "SKILL.md"
+SKILL_LIMIT = 32_000  # bytes of one SKILL.md; a larger one is refused with one line
+DESCRIPTION_LIMIT = 250  # characters of a description in the catalog
+REATTACH_LIMIT = 5_000 * CHARS_PER_TOKEN  # characters of one body brought back after a summary
+REATTACH_BUDGET = 25_000 * CHARS_PER_TOKEN  # characters of all of them, the newest used first
+CATALOG_INTRO = (
+    "The skills below are instructions for particular tasks, kept out of the conversation "
+    "until they are used. When a task fits a skill's description, call the skill tool with its "
+    "name before you start, and follow the instructions it returns."
+)
+REATTACH_INTRO = "A skill used before the summary, as it was loaded; it still applies:"
+
+SKILL_TOOL = {
+    "name": "skill",
+    "description": ("Load a skill: its instructions come back as the result, to follow. The "
+                    "skills, and what each is for, are listed in the conversation."),
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "The skill's name, as listed."},
+            "arguments": {"type": "string",
+                          "description": "What the skill should work on, if it takes that."},
+        },
+        "required": ["name"],
+    },
+}
+
+
+def catalog_blocks(session):
+    """The catalog for the first user message: each skill the model may use, its name and its
+    description cut at DESCRIPTION_LIMIT; [] when there is none. Never a body."""
+    lines = [f"- {found['name']}: {one_line(found['description'], DESCRIPTION_LIMIT)}"
+             for found in find_skills(session).values() if not found["user_only"]]
+    if not lines:
+        return []
+    return [{"type": "text", "text": encodable("\n".join(
+        ["<skills>", CATALOG_INTRO, *lines, "</skills>"]))}]
+
+
+def skill(session, name, arguments=""):
+    """The tool: the skill's body, frontmatter removed, $ARGUMENTS filled in. An unknown name,
+    or one only the user may start, is an error that lists the skills the model may use."""
+    skills = find_skills(session)
+    usable = [found for found in skills if not skills[found]["user_only"]]
+    listed = f"The skills you may use: {', '.join(usable)}." if usable else "There are none."
+    if name not in skills:
+        raise ToolError(f"There is no skill named {name!r}. {listed}")
+    if skills[name]["user_only"]:
+        raise ToolError(f"{name} is a skill only the user may start (/{name}). {listed}")
+    if in_conversation(session, name):  # sent once: the body above still holds
+        return f"The skill {name} is in this conversation already, above: follow it."
+    text = fill_arguments(skills[name]["body"], arguments)
+    session.skills[name] = text  # what the history holds of it, for a summary to bring back
+    return text
+
+
+def skill_prompt(session, line):
+    """/NAME ARGS: the prompt it sends, the skill's body with ARGS filled in; None when NAME
+    is no skill."""
+    name, _, arguments = line[1:].partition(" ")
+    found = find_skills(session).get(name)
+    if found is None:
+        return None
+    text = fill_arguments(found["body"], arguments.strip())
+    session.skills[name] = text
+    return text
+
+
+def in_conversation(session, name):
+    """True if the text the skill sent is in the history: loaded, and not forgotten since (a
+    /clear, a summary that had no room for it, a turn taken back)."""
+    text = session.skills.get(name)
+    return text is not None and any(text in block_text(block) for message in session.messages
+                                    for block in blocks_of(message))
+
+
+def reattached_skills(session):
+    """After a summary: a block for each skill the conversation used, the newest first, each
+    cut at REATTACH_LIMIT, while REATTACH_BUDGET lasts. A skill left out, or cut, is loaded
+    whole again at its next use."""
+    blocks, room, kept = [], REATTACH_BUDGET, {}
+    for name in reversed([name for name in session.skills if in_conversation(session, name)]):
+        text = session.skills[name]
+        body = text[:REATTACH_LIMIT]
+        if len(body) > room:
+            continue
+        room -= len(body)
+        if body == text:
+            kept[name] = text
+        else:
+            body += f"\n[... {len(text) - len(body):,} more characters: use the skill again]"
+        blocks.insert(0, {"type": "text", "text": encodable(
+            f'{REATTACH_INTRO}\n\n<skill name="{name}">\n{body}\n</skill>')})
+    session.skills = {name: kept[name] for name in session.skills if name in kept}
+    return blocks
+
+
+def command_skills(session, argument):
+    """/skills lists the skills: who may start each, and its description."""
+    skills = find_skills(session)
+    if not skills:
+        show(f"skills: none ({SKILLS_FOLDER}/NAME/{SKILL_FILE} in the workdir or in HOME adds one)")
+    for name, found in skills.items():
+        who = "only you: /" + name if found["user_only"] else "the model, or you: /" + name
+        loaded = "; in this conversation" if in_conversation(session, name) else ""
+        show(f"{name} ({who}{loaded}): {one_line(found['description'], DESCRIPTION_LIMIT)}")
+        show(f"  {found['path']}")
+
+
+# The skill tool joins the others. It only reads the instructions it sends, so it runs without
+# asking. A subagent has no catalog: it is not offered the tool. A body is never cleared to
+# save context (s08): the model was told it is there. And whoever writes a SKILL.md writes
+# instructions the model will obey: a change asks in every mode, as AGENTS.md does.
+TOOLS.append(SKILL_TOOL)
+TOOL_HANDLERS["skill"] = skill
+CALL_SUBJECT["skill"] = "name"
+SAFE_TOOLS.add("skill")
+SUBAGENT_HIDDEN.add("skill")
+CLEAR_EXEMPT.add("skill")
+POWER_FILES["skill.md"] = "the model follows it as instructions when the skill is used"
 
 
 # ======================================================================
@@ -2765,7 +2901,7 @@ def append_memory_line(session, line):
         text = read_own_file(target, session.workdir, MEMORY_LIMIT)
     if text and not text.endswith("\n"):
         text += "\n"
-    write_atomically(target, text + " ".join(line.split()) + "\n")  # one line, whatever was typed
+    write_atomically(target, text + line + "\n")
     return target
 
 
@@ -2802,6 +2938,139 @@ def read_own_file(path, folder, limit):
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise OwnFileError(f"{path} is not UTF-8 text") from None
+
+
+# ======================================================================
+# THE SKILL MECHANICS                                         (new in s10)
+# ======================================================================
+# How SKILLS does its work: the two folders, each SKILL.md read through the one careful
+# reader and its frontmatter parsed (a file refused or unparsable is one line, never a
+# traceback), $ARGUMENTS, and the banner's line.
+
+SKILL_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")  # lowercase letters, digits and hyphens
+SKILL_FOLDER_LIMIT = 100  # skill folders read from one skills folder
+
+
+class SkillError(Exception):
+    """A SKILL.md that cannot be used; str() is the one line to show."""
+
+
+def skill_folders(session):
+    """The folders skills are read from, each with the folder its files must stay inside: the
+    user's own first (HOME/.agent/skills; offline, HOME is the workdir), then the project's
+    (WORKDIR/.agent/skills). The same folder twice is read once."""
+    home = session.tool_environment.get("HOME") or os.path.expanduser("~")
+    folders = []
+    if home != "~":
+        folders.append((Path(home).resolve() / SKILLS_FOLDER, Path(home).resolve() / ".agent"))
+    folders.append((session.workdir / SKILLS_FOLDER, session.workdir))
+    seen, unique = set(), []
+    for folder, inside in folders:
+        if folder.resolve() not in seen:
+            seen.add(folder.resolve())
+            unique.append((folder, inside))
+    return unique
+
+
+def find_skills(session):
+    """{name: skill} of the skills there are, by name. On a clash the user's own wins, as in
+    Claude Code: a project (a repository someone else wrote) cannot change what the user's own
+    /NAME does. A SKILL.md refused or unparsable is left out, with one line on the screen."""
+    skills = {}
+    for folder, inside in skill_folders(session):
+        for path in skill_files(folder):
+            try:
+                found = parse_skill(read_own_file(path, inside, SKILL_LIMIT), path)
+            except (OwnFileError, SkillError) as error:
+                show(f"[skills: {error}; skipped]", session.indent)
+                continue
+            skills.setdefault(found["name"], found)  # the first folder's wins
+    return dict(sorted(skills.items()))
+
+
+def skill_files(folder):
+    """The SKILL.md of each folder in `folder`, in name order (at most SKILL_FOLDER_LIMIT)."""
+    try:
+        with os.scandir(folder) as entries:
+            names = sorted(itertools.islice((entry.name for entry in entries
+                                             if entry.is_dir()), SKILL_FOLDER_LIMIT))
+    except OSError:  # no skills folder (most projects), or one that cannot be listed
+        return []
+    return [folder / name / SKILL_FILE for name in names
+            if os.path.lexists(folder / name / SKILL_FILE)]
+
+
+def parse_skill(text, path):
+    """{name, description, user_only, body, path} from a SKILL.md's text. The frontmatter's
+    lines are `key: value` (an indented line goes on with the value before it); keys this
+    harness does not use are ignored. No description: the body's first paragraph."""
+    lines = text.splitlines()
+    fields = {}
+    if lines and lines[0].strip() == "---":
+        end = next((number for number, line in enumerate(lines[1:], 1) if line.strip() == "---"),
+                   None)
+        if end is None:
+            raise SkillError(f"{path}: its frontmatter has no closing --- line")
+        key = None
+        for number, line in enumerate(lines[1:end], 2):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            if line[0] in " \t" and key:  # a value folded onto the next lines
+                fields[key] = f"{fields[key]} {line.strip()}".strip()
+                continue
+            key, colon, value = (part.strip() for part in line.partition(":"))
+            if not colon or not key:
+                raise SkillError(f"{path}: frontmatter line {number} is not `key: value`")
+            fields[key] = "" if value in (">", "|", ">-", "|-") else unquoted(value)
+        lines = lines[end + 1:]
+    body = "\n".join(lines).strip()
+    name = fields.get("name") or path.parent.name
+    if not SKILL_NAME.fullmatch(name):
+        raise SkillError(f"{path}: its name {name!r} is not 1 to 64 lowercase letters, digits "
+                         "and hyphens")
+    user_only = fields.get("disable-model-invocation", "false").lower()
+    if user_only not in ("true", "false"):
+        raise SkillError(f"{path}: disable-model-invocation is {user_only!r}, not true or false")
+    if not body:
+        raise SkillError(f"{path}: it has no instructions after its frontmatter")
+    description = fields.get("description") or body.split("\n\n")[0]
+    return {"name": name, "description": description, "user_only": user_only == "true",
+            "body": body, "path": path}
+
+
+def unquoted(value):
+    """A value without the quotes around it, if it has a matching pair."""
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+def fill_arguments(body, arguments):
+    """The body with $ARGUMENTS replaced; a body without it gets them on a last line, so
+    that what the user typed is never lost."""
+    if "$ARGUMENTS" in body:
+        return body.replace("$ARGUMENTS", arguments)
+    return f"{body}\n\nARGUMENTS: {arguments}" if arguments else body
+
+
+def block_text(block):
+    """The text a block holds: a text block's, or a tool_result's content."""
+    if block.get("type") == "text":
+        return block.get("text", "")
+    content = block.get("content", "") if block.get("type") == "tool_result" else ""
+    if isinstance(content, list):
+        return "\n".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content
+
+
+def skills_banner(session):
+    """The banner's line: the skills, and who may start each."""
+    skills = find_skills(session)
+    if not skills:
+        return f"skills: none   ({SKILLS_FOLDER}/NAME/{SKILL_FILE} adds one)"
+    named = [name + (" (only you)" if found["user_only"] else "")
+             for name, found in skills.items()]
+    return f"skills: {', '.join(named)}   (/skills lists them; /NAME starts one)"
 
 
 # ======================================================================
@@ -3585,6 +3854,7 @@ class Session:
     memory: list = field(default_factory=list)  # (path, bytes) of the AGENTS.md files last read
     servers: dict = field(default_factory=dict)  # name: McpServer, for each entry of .mcp.json
     servers_started: bool = False  # at the first prompt (/restart: at the next one)
+    skills: dict = field(default_factory=dict)  # name: the text a skill used sent, in order
 
 
 def add_user_blocks(messages, blocks):
@@ -4043,6 +4313,7 @@ def make_session(args):
     banner.append(f"session: {session.session_id}")
     banner.append(memory_banner(session))
     banner.append(mcp_banner(session))
+    banner.append(skills_banner(session))
     plan = newest_plan(workdir)
     if plan:
         banner.append(f"newest plan: {workdir_relative(workdir, plan)}")
@@ -4094,6 +4365,7 @@ def command_clear(session, argument):
     session.messages.clear()
     session.todos, session.rounds_since_todo = [], 0  # the model's notes on what is gone
     session.measured, session.summarised = None, False
+    session.skills = {}  # the skills used were in the conversation that is gone
     # The new conversation has not heard of plan mode yet.
     session.notes = [PLAN_MODE_ENTERED] if session.plan_mode else []
     where = ""
@@ -4107,16 +4379,21 @@ def command_clear(session, argument):
 COMMANDS = {"/help": command_help, "/restart": command_restart, "/clear": command_clear,
             "/mode": command_mode, "/todos": command_todos, "/plan": command_plan,
             "/context": command_context, "/compact": command_compact,
-            "/memory": command_memory, "/remember": command_remember, "/mcp": command_mcp}
+            "/memory": command_memory, "/remember": command_remember,
+            "/skills": command_skills, "/mcp": command_mcp}
 
 
 def run_command(session, line):
-    """A REPL command such as /mode accept_edits."""
+    """A REPL command such as /mode accept_edits, or /NAME ARGS, which starts a skill."""
     name, _, argument = line.partition(" ")
     if name in COMMANDS:
         COMMANDS[name](session, argument.strip())
+    elif (prompt := skill_prompt(session, line)) is not None:
+        start_servers(session)  # at the first prompt: asked, then started
+        run_turn(session, prompt)
     else:
-        show(f"unknown command {name}; the commands are: {', '.join(COMMANDS)}")
+        show(f"unknown command {name}; the commands are: {', '.join(COMMANDS)}; "
+             "/skills lists the skills")
 
 
 def repl(session):
@@ -4160,8 +4437,11 @@ def run_session(session, args):
         if not args.prompt.strip():
             print(f"{CHAPTER}: the prompt is empty", file=sys.stderr)
             return 2
+        prompt = args.prompt.strip()
+        if prompt.startswith("/"):  # /NAME ARGS starts a skill; any other prompt goes as typed
+            prompt = skill_prompt(session, prompt) or prompt
         start_servers(session)  # at the first prompt: asked, then started
-        finished = run_turn(session, args.prompt.strip())
+        finished = run_turn(session, prompt)
         if isinstance(session.client, ScriptedModel) and session.client.off_script:
             # Offline, a prompt the script was not written for did not run: say how to run it.
             played = f"--script {args.script}" if args.script else "--offline"

@@ -273,7 +273,7 @@ def test_remember_appends_a_line_without_a_question_and_the_next_prompt_has_it(
 
     assert project["workdir"].read_text() == "Every route has a test.\nUse httpx, not requests.\n"
     note = (f"<memory>The user added a line to {project['workdir']}: "
-            "Use   httpx, not requests.</memory>")
+            "Use httpx, not requests.</memory>")
     assert client.calls[1]["messages"][2:] == [user(text("Add a route."), text(note))]
     assert capsys.readouterr().out.splitlines()[1] == (
         f"[Added to {project['workdir']}: the next prompt has it.]")
