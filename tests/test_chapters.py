@@ -365,7 +365,8 @@ def test_a_trace_replayed_with_script_runs_the_same_tool_calls_and_ends_the_same
         run.replay.stdout.splitlines()[-len(final_text(run.name).splitlines()) :]
         == final_text(run.name).splitlines()
     )
-    recorded, replayed = model_calls(run.base / "trace.jsonl"), model_calls(run.base / "replay.jsonl")
+    recorded = model_calls(run.base / "trace.jsonl")
+    replayed = model_calls(run.base / "replay.jsonl")
     assert [call["response"] for call in replayed] == [call["response"] for call in recorded]
     # the replay started the servers as the run did, and they heard the same
     assert [line for line in read_trace(run.base / "replay.jsonl") if "mcp" in line] == [
