@@ -4312,8 +4312,8 @@ def make_session(args):
     banner.append("hooks: " + ", ".join(f"{hook.event}[{hook.matcher}]" for hook in session.hooks))
     banner.append(f"session: {session.session_id}")
     banner.append(memory_banner(session))
-    banner.append(mcp_banner(session))
     banner.append(skills_banner(session))
+    banner.append(mcp_banner(session))
     plan = newest_plan(workdir)
     if plan:
         banner.append(f"newest plan: {workdir_relative(workdir, plan)}")
