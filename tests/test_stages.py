@@ -36,7 +36,8 @@ from course.stages import (
     subprocess_launch,
     wrap,
 )
-from course.stages.checks import CHECKS, LOOP
+from course.stages.checks import CHECKS
+from course.stages.s01 import LOOP
 from course.warm import Runner
 from stage_programs.mistakes import ISSUE_39, MISTAKES
 from support import shared_runner

@@ -2,8 +2,9 @@
 
     python -m course.stages sNN PATH [--only] [--list] [--json]
 
-Each check is a scripted exchange (course/stages/checks.py): a prompt, the Messages a loopback
-API answers with (course/api.py), the lines typed on stdin, the files the workdir starts with.
+Each check is a scripted exchange (course/stages/s01.py ... s08.py): a prompt, the Messages a
+loopback API answers with (course/api.py), the lines typed on stdin, the files the workdir starts
+with.
 The commands, tokens, file names, tool_use ids and the model's name in them are drawn fresh for
 each run from a seed (`<<name>>` in an exchange is a drawn value; the report prints the seed, and
 `--seed N` replays it): only a program that really runs the tools can pass.
@@ -254,6 +255,18 @@ class Outcome:
         """The text of a file in the workdir (or relative to the root: "../x"), or None."""
         target = self.workdir / self.v(path)
         return target.read_text(encoding="utf-8", errors="replace") if target.is_file() else None
+
+    def expect_file(self, path, expected, after, why=""):
+        """The file check: the workdir's file `path` ("../x": beside the workdir) holds
+        `expected` (None: it does not exist), else Fail, "AFTER, x holds 'a'; it should hold
+        'b'WHY." Every string may hold <<name>>s."""
+        path, expected = self.v(path), None if expected is None else self.v(expected)
+        now = self.file(path)
+        if now == expected:
+            return
+        said = "does not exist" if now is None else f"holds {cut(repr(now))}"
+        wanted = "it should not exist" if expected is None else f"it should hold {expected!r}"
+        raise Fail(f"{self.v(after)}, {path} {said}; {wanted}{self.v(why)}.")
 
     def printed(self, *parts, why):
         for part in map(self.v, parts):
