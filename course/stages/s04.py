@@ -21,7 +21,7 @@ HOOKS = {"hooks": {
          "echo >> .agent/pre.jsonl; if grep -q <<forbidden>> .agent/event.json; "
          "then echo '<<prehook>>' >&2; exit 2; fi"},
         {"matcher": "file", "command": "echo '<<wrongmatch>>' >&2; exit 2"},
-        {"matcher": "write_file", "timeout": 1, "command": "sleep 4 && touch .agent/<<late>>"},
+        {"matcher": "glob", "timeout": 1, "command": "sleep 4 && touch .agent/<<late>>"},
         {"command": log("all.jsonl")},
     ],
     "PostToolUse": [
@@ -39,7 +39,8 @@ HOOKED = Exchange("hooks", "Work, with hooks watching (<<prompt>>).", [
      use("write", "write_file", path="<<asked>>.txt", content="w\n"),
      use("ls", "bash", command="ls"),
      use("read", "read_file", path="<<notes>>.md"),
-     use("missing", "read_file", path="<<missing>>.txt")],
+     use("missing", "read_file", path="<<missing>>.txt"),
+     use("glob", "glob", pattern="*.md")],
     [text("All done (<<end_1>>).")],
     [text("Done again (<<end_2>>).")],
     [text("Really done (<<end_3>>).")],
@@ -94,13 +95,17 @@ def hook_before_question(run):
 
 
 @check(HOOKED, "a hook still running after its timeout (in seconds) "
-       "is stopped, and the call goes on", follows=["hook_before_question"])
+       "is stopped, and the call goes on")
 def hook_timeout(run):
-    if run.file(".agent/<<late>>") is not None:
-        raise Fail(run.v("The PreToolUse hook of write_file (timeout 1) ran to its end, "
-                         "`sleep 4 && touch .agent/<<late>>`; after 1 second it should have "
-                         "been stopped."))
-    run.ok(1, "write")
+    run.expect_file(".agent/<<late>>", None, "After the PreToolUse hook of glob (timeout 1), "
+                    "`sleep 4 && touch .agent/<<late>>`", ": after 1 second it should have been "
+                    "stopped")
+    said, is_error = run.result(1, "glob")
+    if is_error:
+        raise Fail(f"{run.call(1, 'glob')} got the is_error result {cut(said)!r}. Its "
+                   "PreToolUse hook (timeout 1) was stopped after 1 second: a hook stopped at "
+                   "its timeout decides nothing, so the call goes on as if it had not run.")
+    run.ok(1, "glob", "<<notes>>.md")
 
 
 @check(HOOKED, "a matcher is a regular expression matched against the "

@@ -11,29 +11,41 @@ from course.stages.s02 import TOOL_FIELDS
 from course.stages.s06 import CHANGING
 
 # The child runs inside the parent's agent call, so the replies come in a fixed order: the
-# parent's reply 1 calls agent; replies 2 and 3 answer the child's two requests; reply 4 answers
-# the parent's next request, which holds the child's answer. stdin: n for the child's touch,
-# then y for a program that asks before the write a deny rule covers (and so runs it).
+# parent's reply 1 calls agent twice: the first runs a subagent, whose two requests get replies 2
+# and 3; a PreToolUse hook blocks the second, which starts none. Reply 4 answers the parent's
+# next request, which holds the answer: a write. Reply 5 ends the turn; the Stop hook sends the
+# model back once (it must not run when the subagent ends), and reply 6 ends it. stdin, one
+# terminal for both: n for the child's touch, y for its write, y for the parent's write. A
+# program that asks before the write a deny rule covers reads one more.
 SUB_SETTINGS = {
     "permissions": {"deny": ["write_file(<<secret>>.txt)"]},
-    "hooks": {"PreToolUse": [{"matcher": "read_file",
-                              "command": "echo '<<hooked>>' >&2; exit 2"}]}}
+    "hooks": {
+        "PreToolUse": [
+            {"matcher": "read_file", "command": "echo '<<hooked>>' >&2; exit 2"},
+            {"matcher": "agent", "command": "if grep -q '<<blocked_label>>'; then "
+                                            "echo '<<agent_hooked>>' >&2; exit 2; fi"}],
+        "Stop": [{"command": "test -e .agent/<<stopped>> && exit 0; touch .agent/<<stopped>>; "
+                             "echo '<<stop_words>>' >&2; exit 2"}]}}
 CHILD_PROMPT = "Read <<data>>.txt and report what it holds (<<task>>)."
 HIDDEN = ("agent", "todo_write", "exit_plan_mode", "ask_user_question", "enter_plan_mode")
-CHILD_KEYS = ("cat", "touch", "secret", "read", "nested", "todo")
+CHILD_KEYS = ("cat", "touch", "secret", "cwrite", "read", "nested", "todo")
 
 SUBAGENT = Exchange("subagent", "Hand a side task to a subagent (<<prompt>>).", [
-    [text("A side task."), use("agent", "agent", description="<<label>>", prompt=CHILD_PROMPT)],
+    [text("A side task."), use("agent", "agent", description="<<label>>", prompt=CHILD_PROMPT),
+     use("hooked", "agent", description="<<blocked_label>>", prompt="<<blocked_task>>")],
     [use("cat", "bash", command="cat <<data>>.txt"),
      use("touch", "bash", command="touch <<made>>.txt"),
      use("secret", "write_file", path="<<secret>>.txt", content="s"),
+     use("cwrite", "write_file", path="<<child_wrote>>.txt", content="c\n"),
      use("read", "read_file", path="<<data>>.txt"),
      use("nested", "agent", description="<<deeper>>", prompt="<<deeper_task>>"),
      use("todo", "todo_write", todos=[todo("<<item>>", "pending")])],
     [text("<<answer>>")],
+    [use("pwrite", "write_file", path="<<parent_wrote>>.txt", content="p\n")],
     [text("Done: <<final>>")],
+    [text("Checked, and done: <<final_2>>")],
 ], stdin="n\ny\ny\n", files={"<<data>>.txt": "<<content>>\n",
-                             ".agent/settings.json": json.dumps(SUB_SETTINGS)})
+                               ".agent/settings.json": json.dumps(SUB_SETTINGS)})
 
 
 def first_text(request):
@@ -129,19 +141,16 @@ def child_runs(run):
     run.ok(2, "cat", "<<content>>")
 
 
-@check(SUBAGENT, "the subagent's calls pass the parent's checks: the "
-       "question, the deny rules, the PreToolUse hooks", follows=["child_runs"])
+@check(SUBAGENT, "the subagent's calls pass the parent's deny rules and PreToolUse hooks",
+       follows=["child_runs"])
 def child_checks(run):
-    run.refused(2, "touch", "the user answered n to its question")
     run.refused(2, "secret", 'the deny rule "write_file(<<secret>>.txt)" covers it')
     said = run.refused(2, "read", "a PreToolUse hook of read_file exited 2")
     if run.v("<<hooked>>") not in said:
         raise Fail(f"The blocked call {run.call(2, 'read')} got {cut(said)!r}; it should hold "
                    f"the hook's stderr, {run.v('<<hooked>>')!r} (request 3).")
-    for key, name in (("touch", "<<made>>.txt"), ("secret", "<<secret>>.txt")):
-        run.expect_file(name, None, f"After the subagent's {run.call(2, key)}", ": its calls "
-                        "pass the same checks as the parent's (the user said n to the touch; a "
-                        "deny rule covers the write)")
+    run.expect_file("<<secret>>.txt", None, f"After the subagent's {run.call(2, 'secret')}",
+                    ": its calls pass the same deny rules as the parent's")
 
 
 @check(SUBAGENT, "a call of agent or todo_write by the subagent is an "
@@ -156,9 +165,94 @@ def child_hidden(run):
     run.refused(2, "todo", "a subagent has no todo list")
 
 
-@check(SUBAGENT, "the parent's next request holds the agent call and "
-       "one result that starts with the subagent's final text, and nothing of its calls",
-       follows=["agent_offered", "child_hidden"])
+def started(run, prompt):
+    """The number of the first request that starts with `prompt`, or None: the request of a
+    subagent that this prompt started."""
+    for number, request in enumerate(run.requests, 1):
+        if first_text(request) == run.v(prompt):
+            return number
+    return None
+
+
+def parents_next(run, keys=("agent", "hooked")):
+    """The number of the parent's request that answers reply 1's agent calls `keys` (request 4,
+    unless a subagent sent more than its two), or one past the last if none does."""
+    ids = {run.id(key) for key in keys}
+    for number in range(2, len(run.requests) + 1):
+        try:
+            turn = run.turn_after(1, number)
+        except Fail:
+            continue
+        if any(block.get("tool_use_id") in ids for block in turn):
+            return number
+    return max(4, len(run.requests) + 1)  # none: run.request says how many were sent
+
+
+@check(SUBAGENT, "the agent call itself passes the PreToolUse hooks: one that a hook blocks "
+       "gets an is_error result and starts no subagent", follows=["child_hidden"])
+def agent_call_hooked(run):
+    why = "a PreToolUse hook with the matcher \"agent\" exited 2 on it"
+    number = started(run, "<<blocked_task>>")
+    if number:
+        raise Fail(f"Request {number} starts with the prompt of {run.call(1, 'hooked')}, so "
+                   f"that call ran a subagent; {why}, so it should get an is_error result and "
+                   "start none. An agent call is a tool call: the hooks apply to it too.")
+    number = parents_next(run)
+    said = run.refused(1, "hooked", why, number=number)
+    if run.v("<<agent_hooked>>") not in said:
+        raise Fail(f"The blocked call {run.call(1, 'hooked')} got {cut(said)!r}; it should hold "
+                   f"the hook's stderr, {run.v('<<agent_hooked>>')!r} (request {number}).")
+
+
+@check(SUBAGENT, "the parent's Stop hooks run when the parent's turn ends, not when a "
+       "subagent's does", follows=["child_hidden", "agent_call_hooked"])
+def parent_stop_hooks(run):
+    words = run.v("<<stop_words>>")
+    for number in (3, 4):
+        request = run.request(number)
+        if first_text(request) == run.v(CHILD_PROMPT) and words in json.dumps(request):
+            raise Fail(f"Request {number} is the subagent's, with the Stop hook's stderr "
+                       f"{words!r}: the parent's Stop hook ran when the subagent ended, and sent "
+                       "it back. Stop hooks run when the parent's turn ends; a subagent's end is "
+                       "another event (code.py runs SubagentStop hooks there).")
+    if len(run.requests) < 6 or words not in json.dumps(run.turn_after(5)):
+        raise Fail(f"Your program sent {len(run.requests)} requests. After reply 5 ended the "
+                   "parent's turn, the Stop hook exited 2: request 6 should end with a user "
+                   f"turn that holds its stderr, {words!r}. {run.ending()}")
+    if len(run.requests) > 6:
+        raise Fail(f"Your program sent {len(run.requests)} requests; after reply 6 the Stop "
+                   "hook exited 0, which ends the turn, so request 6 is the last.")
+    run.printed("<<final_2>>", why="the parent's turn ends with reply 6")
+    run.exited_well()
+
+
+@check(SUBAGENT, "the subagent asks on the one terminal, in turn with the parent: n refuses "
+       "its touch, y runs its write, and the next line answers the parent's next question",
+       follows=["child_runs", "agent_call_hooked", "parent_stop_hooks"])
+def child_asks(run):
+    run.refused(2, "touch", "the user answered n to the subagent's question")
+    run.expect_file("<<made>>.txt", None, f"After n to the subagent's {run.call(2, 'touch')}")
+    said, is_error = run.result(2, "cwrite")
+    if is_error:
+        raise Fail(f"The subagent's {run.call(2, 'cwrite')} got the is_error result "
+                   f"{cut(said)!r}. Stdin holds n, y, y: n for the subagent's touch, y for this "
+                   "write, y for the parent's next write. The subagent asks as the parent does: "
+                   "it prints its question and reads the next line of the same stdin.")
+    run.expect_file("<<child_wrote>>.txt", "c\n", f"After y to the subagent's "
+                    f"{run.call(2, 'cwrite')}")
+    run.printed("touch <<made>>.txt", "<<child_wrote>>.txt",
+                why="the subagent's question shows the command or the path, as the parent's")
+    said, is_error = run.result(4, "pwrite")
+    if is_error:
+        raise Fail(f"The parent's {run.call(4, 'pwrite')} got the is_error result {cut(said)!r}; "
+                   "the third line of stdin, y, is its answer: the subagent's two questions "
+                   "read the first two (request 5).")
+    run.expect_file("<<parent_wrote>>.txt", "p\n", f"After y to {run.call(4, 'pwrite')}")
+
+
+@check(SUBAGENT, "the parent's next request holds the agent call and one result that starts "
+       "with the subagent's final text, and nothing of its calls",
+       follows=["agent_offered", "child_hidden", "agent_call_hooked", "parent_stop_hooks"])
 def only_the_answer(run):
     number = 4
     first, now = run.request(1).get("messages") or [], run.request(number).get("messages") or []
@@ -167,7 +261,7 @@ def only_the_answer(run):
         raise Fail(f"Request {number} sends {len(now)} message(s), starting "
                    f"{cut(json.dumps(now), 120)}; after the subagent's last reply it is the "
                    "parent's again, so it should start with the message(s) of request 1, then "
-                   "reply 1 with its agent call.")
+                   "reply 1 with its agent calls.")
     said = run.ok(1, "agent", number=number)
     answer = run.v("<<answer>>")
     if not said.lstrip().startswith(answer):
@@ -179,21 +273,22 @@ def only_the_answer(run):
     if leaked:
         raise Fail(f"Request {number}, the parent's, holds {leaked[0]!r}, from the subagent's "
                    "calls; they stay in the subagent's history: only its answer comes back.")
-    run.printed("<<final>>", why="the parent's loop goes on to its last reply")
-    run.exited_well()
 
 
 # --plan: the subagent is read-only, as its parent is. Then its second request gets an API
-# error (a 400): the parent gets an is_error result, and goes on. The y's are for a program that
-# lets the subagent ask, as outside plan mode, and so run what plan mode refuses.
+# error (a 400): the parent gets an is_error result, and goes on. A deny rule covers the second
+# agent call of reply 1, which starts no subagent. The y's are for a program that lets the
+# subagent ask, as outside plan mode, and so run what plan mode refuses.
 SUBAGENT_FAILS = Exchange("subagent_fails", "Plan, with a subagent's help (<<prompt>>).", [
-    [use("agent", "agent", description="<<label>>", prompt="Look around (<<task>>).")],
+    [use("agent", "agent", description="<<label>>", prompt="Look around (<<task>>)."),
+     use("denied", "agent", description="<<denied>> task", prompt="<<denied_task>>")],
     [use("write", "write_file", path="<<x>>.txt", content="x"),
      use("touch", "bash", command="touch <<y>>.txt"),
      use("ls", "bash", command="ls")],
     {"error": "<<api_error>>"},
     [text("Planned without it: <<stopped>>")],
-], stdin="y\n" * 3, files=NOTES, args=("--plan",))
+], stdin="y\n" * 3, args=("--plan",), files={**NOTES, ".agent/settings.json": json.dumps(
+    {"permissions": {"deny": ["agent(<<denied>>*)"]}})})
 
 
 @check(SUBAGENT_FAILS, "in plan mode agent is offered, and the "
@@ -215,8 +310,22 @@ def child_plan_mode(run):
     run.ok(2, "ls", "<<notes>>.md")
 
 
+@check(SUBAGENT_FAILS, "the agent call itself passes the deny rules: one that a rule covers "
+       "gets an is_error result and starts no subagent", follows=["child_plan_mode"])
+def agent_call_denied(run):
+    why = 'the deny rule "agent(<<denied>>*)" covers its description'
+    number = started(run, "<<denied_task>>")
+    if number:
+        raise Fail(f"Request {number} starts with the prompt of {run.call(1, 'denied')}, so "
+                   f"that call ran a subagent; {run.v(why)}, so it should get an is_error result "
+                   "and start none. An agent call is a tool call: the deny rules apply to it "
+                   "too (agent(pattern) matches its description).")
+    run.refused(1, "denied", why, number=parents_next(run, ("agent", "denied")))
+
+
 @check(SUBAGENT_FAILS, "a subagent that fails (an API error) gives the "
-       "agent call an is_error result, and the parent goes on", follows=["child_plan_mode"])
+       "agent call an is_error result, and the parent goes on",
+       follows=["child_plan_mode", "agent_call_denied"])
 def child_fails(run):
     number = 4
     if len(run.requests) < number:

@@ -9,19 +9,28 @@ import re
 from course.stages import Exchange, Fail, block_text, blocks, cut
 from course.stages.common import check, plain, plain_blocks, text, todo, use
 
-# The thresholds are flags; the replies state their usage, as the API's do. The context's size
-# is the last reply's usage (all four counts) plus an estimate of what came since: OVER_CLEAR is
-# past --clear-at only when all four are added, and nothing added since can reach it.
-CLEAR_AT, COMPACT_AT = 50_000, 120_000
-LIMITS = ("--clear-at", str(CLEAR_AT), "--compact-at", str(COMPACT_AT))
+# The thresholds are flags, drawn for each run; the replies state their usage, as the API's do,
+# just under and just over each threshold. The context's size is the last reply's usage (all four
+# counts, each larger than the margins, so that leaving one out shows) plus an estimate of what
+# came since: reply 6 is under --clear-at by itself, and past it with the long file read since.
 SMALL = {"input_tokens": 1200, "output_tokens": 100}
-OVER_CLEAR = {"input_tokens": 2000, "cache_read_input_tokens": 40_000,
-              "cache_creation_input_tokens": 6000, "output_tokens": 3000}  # 51,000
-OVER_COMPACT = {"input_tokens": 1500, "cache_read_input_tokens": 110_000,
-                "cache_creation_input_tokens": 4000, "output_tokens": 5000}  # 120,500
-STILL_OVER = {"input_tokens": 2000, "cache_read_input_tokens": 118_000,
-              "output_tokens": 5000}  # 125,000, after the summary
+UNDER_CLEAR, ESTIMATE_MARGIN, UNDER_COMPACT, OVER_COMPACT, STILL_OVER = (
+    -2000, -4000, -3000, 500, 5000)
+LONG_LINES = 640  # the long file: about 40,000 characters, 10,000 tokens at 4 a token
 CLEARED = "[Cleared to save context:"
+
+
+def thresholds(draw):
+    """(--clear-at, --compact-at) of a run: 40,000 to 70,000, then 50,000 to 80,000 more, in
+    steps of 1,000 (code.py's own are 100,000 and 160,000)."""
+    clear_at = draw.number("clear_at", 40_000, 70_000, 1000)
+    return clear_at, clear_at + draw.number("compact_gap", 50_000, 80_000, 1000)
+
+
+def spread(total):
+    """A usage whose four counts add up to `total`, each of them more than 800."""
+    return {"input_tokens": 1500, "cache_creation_input_tokens": 4000, "output_tokens": 2500,
+            "cache_read_input_tokens": total - 8000}
 
 
 def usage(tokens, *content):
@@ -38,34 +47,55 @@ def tokens(said):
     return sum(said.values())
 
 
-# One session: reply 1 makes the todo list; request 2 gets "prompt is too long", so request 3 is
-# a summary request and request 4 starts from its summary. Then the context fills again: reply 6
-# passes --clear-at, so request 7 clears; reply 7 passes --compact-at, so request 8 is a summary
-# request and request 9 starts from it; reply 9 is still past --compact-at: the turn stops.
-COMPACT = Exchange("compact", "Read the pages, and keep the list (<<prompt>>).", [
-    usage(SMALL, text("A list, then the pages."),
-          use("t1", "todo_write", todos=[todo("<<item_a>>", "in_progress",
-                                              activeForm="Reading the pages"),
-                                         todo("<<item_b>>", "pending")]),
-          use("c1", "bash", command="cat <<f1>>.txt")),
-    {"error": "prompt is too long: 210000 tokens > 200000 maximum"},
-    usage(SMALL, text("<<first_summary>>: one page read.")),
-    usage(SMALL, use("c2", "read_file", path="<<f2>>.txt"),
-          use("c3", "bash", command="cat <<f3>>.txt")),
-    usage(SMALL, use("c4", "bash", command="cat <<f4>>.txt"),
-          use("c5", "read_file", path="<<f5>>.txt")),
-    usage(OVER_CLEAR, use("c6", "read_file", path="<<f6>>.txt"),
-          use("c7", "bash", command="cat <<f7>>.txt")),
-    usage(OVER_COMPACT, use("c8", "bash", command="cat <<f8>>.txt")),
-    usage(SMALL, text("<<summary>>: the pages are read; next, <<next_step>>.")),
-    usage(STILL_OVER, use("c9", "bash", command="cat <<f9>>.txt")),
-], args=LIMITS, files={
-    **{f"<<f{n}>>.txt": page(f"c{n}") for n in range(1, 10)},
+def compact_replies(draw):
+    """One session, in plan mode (--plan). Reply 1 makes the todo list; request 2 gets "prompt
+    is too long", so request 3 is a summary request and request 4 starts from its summary.
+    Reply 4 sends an invalid list (the old one stays). Reply 5 is just under --clear-at: nothing
+    is cleared; reply 6 is further under, but the long file read since takes request 7 past it.
+    Reply 7 is just under --compact-at: no summary; reply 8 just over: request 9 is a summary
+    request, request 10 starts from it, and reply 10 is still over: the turn stops."""
+    clear_at, compact_at = thresholds(draw)
+    return [
+        usage(SMALL, text("A list, then the pages."),
+              use("t1", "todo_write", todos=[todo("<<item_a>>", "in_progress",
+                                                  activeForm="Reading the pages"),
+                                             todo("<<item_b>>", "pending")]),
+              use("c1", "bash", command="cat <<f1>>.txt")),
+        {"error": "prompt is too long: 210000 tokens > 200000 maximum"},
+        usage(SMALL, text("<<first_summary>>: one page read.")),
+        usage(SMALL, use("bad", "todo_write", todos=[todo("<<item_c>>", "in_progress"),
+                                                     todo("<<item_d>>", "in_progress")]),
+              use("c2", "read_file", path="<<f2>>.txt"),
+              use("c3", "bash", command="cat <<f3>>.txt")),
+        usage(spread(clear_at + UNDER_CLEAR), use("c4", "bash", command="cat <<f4>>.txt"),
+              use("c5", "read_file", path="<<f5>>.txt")),
+        usage(spread(clear_at + ESTIMATE_MARGIN), use("long", "read_file", path="<<long>>.txt")),
+        usage(spread(compact_at + UNDER_COMPACT), use("c6", "bash", command="cat <<f6>>.txt")),
+        usage(spread(compact_at + OVER_COMPACT), use("c7", "read_file", path="<<f7>>.txt")),
+        usage(SMALL, text("<<summary>>: the pages are read; next, <<next_step>>.")),
+        usage(spread(compact_at + STILL_OVER), use("c8", "bash", command="cat <<f8>>.txt"),
+              use("write", "write_file", path="<<x>>.txt", content="x")),
+    ]
+
+
+def compact_args(draw):
+    clear_at, compact_at = thresholds(draw)
+    return ("--plan", "--clear-at", str(clear_at), "--compact-at", str(compact_at))
+
+
+# The y is for a program that leaves plan mode at a summary, and then asks before the write.
+COMPACT = Exchange("compact", "Read the pages, and keep the list (<<prompt>>).", compact_replies,
+                   args=compact_args, stdin="y\n", files={
+    **{f"<<f{n}>>.txt": page(f"c{n}") for n in range(1, 9)},
+    "<<long>>.txt": "".join(f"{n:03d}. <<long_line>> is one line of a long file, read whole.\n"
+                            for n in range(LONG_LINES)),
     ".agent/plans/<<plan>>.md": "# Plan\n\n1. <<plan_step>>\n"})
-REPLY = {"t1": 1, "c1": 1, "c2": 4, "c3": 4, "c4": 5, "c5": 5, "c6": 6, "c7": 6, "c8": 7,
-         "c9": 9}
+REPLY = {"t1": 1, "c1": 1, "bad": 4, "c2": 4, "c3": 4, "c4": 5, "c5": 5, "long": 6, "c6": 7,
+         "c7": 8, "c8": 10}
+UNDER = 6  # request 6 follows the reply just under --clear-at
 CLEARED_AT = 7  # request 7 is the first past --clear-at
-SUMMARISED = 8  # request 8 is the summary request; request 9 starts from the summary
+NOT_YET = 8  # request 8 follows the reply just under --compact-at
+SUMMARISED = 9  # request 9 is the summary request; request 10 starts from the summary
 
 
 def results_by_id(request):
@@ -105,17 +135,26 @@ def cleared_marked(messages, also=()):
 SUMMARISE = re.compile(r"summar", re.IGNORECASE)
 
 
+def asks_for_summary(request):
+    """Whether a request's last user message ends with a text that asks for a summary."""
+    messages = request.get("messages") or []
+    last = blocks(messages[-1].get("content")) if messages else []
+    return bool(messages and messages[-1].get("role") == "user" and last and last[-1].get(
+        "type") == "text" and SUMMARISE.search(last[-1].get("text", "")))
+
+
 def summary_request_fault(run, number, after):
     """Why request `number` is not the summary request that follows request `after` and its
-    reply (the reply's results, if any, included); None if it is."""
+    reply (the reply's results, if any, included); None if it is. The first words say whether
+    it is a summary request at all."""
     before, now = run.request(after), run.request(number)
     messages = now.get("messages") or []
-    last = blocks(messages[-1].get("content")) if messages else []
-    if not messages or messages[-1].get("role") != "user" or not last or last[-1].get(
-            "type") != "text" or not SUMMARISE.search(last[-1].get("text", "")):
-        return (f"Request {number} ends with {cut(json.dumps(messages[-1:]), 120)}; it should "
-                "be the summary request, whose last user message ends with a text that asks "
-                "for a summary.")
+    if not asks_for_summary(now):
+        again = " (request {after} again)" if plain(messages) == plain(
+            before.get("messages") or []) else ""
+        return (f"Request {number} is not a summary request{again.format(after=after)}: it "
+                f"ends with {cut(json.dumps(messages[-1:]), 120)}. It should be one: the whole "
+                "history, then last a user text that asks for a summary.")
     history = plain(messages)
     history[-1]["content"] = history[-1]["content"][:-1]
     if not history[-1]["content"]:
@@ -128,15 +167,24 @@ def summary_request_fault(run, number, after):
         expected += [{"role": "assistant", "content": plain_blocks(reply)}]
         then = f", then reply {after} and its results"
     if cleared_marked(history, also)[:len(expected)] != expected:
-        return (f"Request {number}, the summary request, sends {cut(json.dumps(messages), 120)}"
+        return (f"Request {number}, a summary request, sends {cut(json.dumps(messages), 120)}"
                 f"; before its instruction it should send the whole history: the messages of "
                 f"request {after}{then}.")
     for part in ("system", "tools"):
         if now.get(part) != before.get(part):
-            return (f"Request {number}, the summary request, has other {part} than request "
+            return (f"Request {number}, a summary request, has other {part} than request "
                     f"{after}; it should have the same system prompt and tools, so that the "
                     "cached prefix is the same.")
     return None
+
+
+def said(run, reply):
+    """A reply's usage in words: '51,000 tokens (input 1,500, cache read 42,000, ...)'."""
+    counts = run.exchange.replies(run.draw)[reply - 1]["usage"]
+    names = {"input_tokens": "input", "cache_read_input_tokens": "cache read",
+             "cache_creation_input_tokens": "cache write", "output_tokens": "output"}
+    parts = ", ".join(f"{names[key]} {value:,}" for key, value in counts.items())
+    return f"{tokens(counts):,} tokens ({parts})"
 
 
 @check(COMPACT, "an API error that says the prompt is too long is "
@@ -144,8 +192,8 @@ def summary_request_fault(run, number, after):
 def too_long(run):
     if len(run.requests) < 3:
         raise Fail(f"Your program sent {len(run.requests)} requests. Request 2 got the API "
-                   "error \"prompt is too long\"; it should summarise (request 3, the summary "
-                   f"request) and go on, not end the turn. {run.ending()}")
+                   "error \"prompt is too long\"; it should send a summary request next "
+                   f"(request 3) and go on, not end the turn. {run.ending()}")
     fault = summary_request_fault(run, 3, 2)
     if fault:
         raise Fail(f"Request 2 got the API error \"prompt is too long\". {fault}")
@@ -156,24 +204,31 @@ def too_long(run):
                    "try again.")
 
 
-@check(COMPACT, "old tool results are cleared once the context "
-       "reaches --clear-at, not before: its size is the last reply's usage (input, cache read, "
-       "cache write, output) and an estimate of what came since", follows=["too_long"])
+@check(COMPACT, "old tool results are cleared once the context reaches --clear-at, not "
+       "before: its size is the last reply's usage (input, cache read, cache write, output) "
+       "and an estimate of what came since", follows=["too_long"])
 def clear_when_full(run):
-    number = CLEARED_AT
-    early = [key for key in ("c2", "c3", "c4", "c5") if results_by_id(run.request(number - 1)).get(
-        run.id(key), "").startswith(CLEARED)]
-    if early:
-        raise Fail(f"Request {number - 1} has the result of {run.call(REPLY[early[0]], early[0])} "
-                   f"cleared; reply {number - 2}'s usage says {tokens(SMALL):,} tokens, far "
-                   f"under --clear-at {CLEAR_AT:,}, so no result is cleared yet.")
-    said = results_by_id(run.request(number)).get(run.id("c2"), "")
-    if not said.startswith(CLEARED):
-        raise Fail(f"In request {number} the result of {run.call(REPLY['c2'], 'c2')} is "
-                   f"{cut(said, 80)!r}. Reply {number - 1}'s usage adds up to "
-                   f"{tokens(OVER_CLEAR):,} tokens (input 2,000, cache read 40,000, cache write "
-                   f"6,000, output 3,000), past --clear-at {CLEAR_AT:,}: the old results "
-                   f"should be cleared before request {number}.")
+    clear_at, _ = thresholds(run.draw)
+    for number in range(4, CLEARED_AT):
+        early = [key for key in ("c2", "c3", "c4", "c5") if results_by_id(run.request(
+            number)).get(run.id(key), "").startswith(CLEARED)]
+        if early:
+            under = (f"reply {number - 1}'s usage says {said(run, number - 1)}, "
+                     f"{-UNDER_CLEAR:,} under" if number == UNDER else
+                     f"reply {number - 1}'s usage is far under")
+            raise Fail(f"Request {number} has the result of "
+                       f"{run.call(REPLY[early[0]], early[0])} cleared; {under} --clear-at "
+                       f"{clear_at:,}, and what came since is small, so nothing is cleared "
+                       "yet.")
+    now = results_by_id(run.request(CLEARED_AT)).get(run.id("c2"), "")
+    if not now.startswith(CLEARED):
+        raise Fail(f"In request {CLEARED_AT} the result of {run.call(REPLY['c2'], 'c2')} is "
+                   f"{cut(now, 80)!r}. Reply {CLEARED_AT - 1}'s usage says "
+                   f"{said(run, CLEARED_AT - 1)}, {-ESTIMATE_MARGIN:,} under --clear-at "
+                   f"{clear_at:,}; but since then came the result of "
+                   f"{run.call(REPLY['long'], 'long')}, about {LONG_LINES * 62:,} characters: "
+                   "with the estimate of what came since, the context is past --clear-at, so "
+                   f"the old results should be cleared before request {CLEARED_AT}.")
 
 
 @check(COMPACT, "every tool_result but the newest 3 becomes one line "
@@ -191,47 +246,58 @@ def cleared_results(run):
                    f"tool_results: it should start with the messages of request {number - 1} "
                    f"(the tool_use blocks and ids as they were), then reply {number - 1}.")
     results = results_by_id(run.request(number))
-    for key in ("c2", "c3", "c4"):
+    for key in ("c2", "c3"):
         block = next(b for b in run.replies[REPLY[key] - 1] if b.get("id") == run.id(key))
         subject = next(iter(block["input"].values()))
-        said = results.get(run.id(key), "")
-        if (not said.startswith(CLEARED) or "\n" in said.strip() or block["name"] not in said
-                or subject not in said or run.v(f"<<{key}>>") in said):
+        now = results.get(run.id(key), "")
+        if (not now.startswith(CLEARED) or "\n" in now.strip() or block["name"] not in now
+                or subject not in now or run.v(f"<<{key}>>") in now):
             raise Fail(f"In request {number} the result of {run.call(REPLY[key], key)} is "
-                       f"{cut(said)!r}; it is older than the newest 3, so it should be one line "
+                       f"{cut(now)!r}; it is older than the newest 3, so it should be one line "
                        f"that starts {CLEARED!r} and names the tool and its subject "
                        f"({block['name']}, {subject!r}), without the output.")
-    for key in ("c5", "c6", "c7"):
-        said = results.get(run.id(key), "")
-        if run.v(f"<<{key}>>") not in said:
+    for key, token in (("c4", "<<c4>>"), ("c5", "<<c5>>"), ("long", "<<long_line>>")):
+        now = results.get(run.id(key), "")
+        if run.v(token) not in now:
             raise Fail(f"In request {number} the result of {run.call(REPLY[key], key)} is "
-                       f"{cut(said)!r}; it is one of the newest 3 results, which stay as they "
-                       f"were, with {run.v(f'<<{key}>>')!r}.")
+                       f"{cut(now)!r}; it is one of the newest 3 results, which stay as they "
+                       f"were, with {run.v(token)!r}.")
 
 
-@check(COMPACT, "once the context reaches --compact-at, a summary "
-       "request: the same system prompt and tools, the whole history, and last a user text "
-       "that asks for a summary", follows=["cleared_results"])
+@check(COMPACT, "once the context reaches --compact-at, and not before, a summary request: "
+       "the same system prompt and tools, the whole history, and last a user text that asks "
+       "for a summary", follows=["cleared_results"])
 def summary_request(run):
+    _, compact_at = thresholds(run.draw)
+    if asks_for_summary(run.request(NOT_YET)):
+        raise Fail(f"Request {NOT_YET} is a summary request. Reply {NOT_YET - 1}'s usage says "
+                   f"{said(run, NOT_YET - 1)}, {-UNDER_COMPACT:,} under --compact-at "
+                   f"{compact_at:,}, and what came since is small: no summary yet (old results "
+                   "are cleared, as the context is past --clear-at).")
     fault = summary_request_fault(run, SUMMARISED, SUMMARISED - 1)
     if fault:
-        raise Fail(f"Reply {SUMMARISED - 1}'s usage adds up to {tokens(OVER_COMPACT):,} "
-                   f"tokens, past --compact-at {COMPACT_AT:,}. {fault}")
+        raise Fail(f"Reply {SUMMARISED - 1}'s usage says {said(run, SUMMARISED - 1)}, past "
+                   f"--compact-at {compact_at:,}. {fault}")
 
 
-@check(COMPACT, "the request after the summary starts from one user "
-       "message that holds the summary, the todo list, the newest plan and the last prompt; no "
-       "tool_result without its tool_use", follows=["summary_request"])
+@check(COMPACT, "the request after the summary starts from one user message that holds the "
+       "summary, the newest plan and the last prompt; no tool_result without its tool_use",
+       follows=["summary_request"])
 def new_history(run):
     number = SUMMARISED + 1
+    if len(run.requests) == SUMMARISED:
+        raise Fail(f"Your program sent {SUMMARISED} requests: after the summary (reply "
+                   f"{SUMMARISED}) it should go on with request {number}, from the new "
+                   "history. Right after a summary no reply has measured the new history: its "
+                   f"size is the estimate alone, not reply {SUMMARISED - 1}'s usage. "
+                   f"{run.ending()}")
     messages = run.request(number).get("messages") or [{}]
     first = messages[0]
-    said = block_text(first.get("content"))
+    content = block_text(first.get("content"))
     for part, what in (("<<summary>>", f"the summary, the text of reply {SUMMARISED}"),
-                       ("<<item_a>>", "the todo list"), ("<<item_b>>", "the todo list"),
                        ("<<plan_step>>", "the newest plan, .agent/plans/<<plan>>.md"),
                        (run.prompt, "the user's last prompt")):
-        if first.get("role") != "user" or run.v(part) not in said:
+        if first.get("role") != "user" or run.v(part) not in content:
             raise Fail(f"Request {number}, after the summary, starts with "
                        f"{cut(json.dumps(first), 120)}; its first message should be a user "
                        f"message that holds {run.v(what)}, {run.v(part)!r}.")
@@ -247,18 +313,78 @@ def new_history(run):
                        "refuses such a history (a 400).")
 
 
-@check(COMPACT, "a reply still at --compact-at after a summary stops the "
-       "turn with one line: no second summary", follows=["new_history"])
+@check(COMPACT, "the new history holds the todo list as the last valid todo_write left it: "
+       "an invalid list changes nothing (s05)", follows=["new_history"])
+def todo_list_kept(run):
+    number = SUMMARISED + 1
+    first = (run.request(number).get("messages") or [{}])[0]
+    content = block_text(first.get("content"))
+    missing = [run.v(item) for item in ("<<item_a>>", "<<item_b>>") if run.v(item) not in content]
+    if missing:
+        raise Fail(f"Request {number}, after the summary, starts with "
+                   f"{cut(json.dumps(first), 120)}; its first message should hold the todo "
+                   f"list, {missing[0]!r} among its items (the list of reply 1's "
+                   f"{run.call(1, 't1')}).")
+    if run.v("<<item_c>>") in content:
+        raise Fail(f"Request {number}, after the summary, carries the todo list of reply 4's "
+                   f"{run.call(REPLY['bad'], 'bad')}, with {run.v('<<item_c>>')!r}; that list "
+                   "is invalid (two items in_progress), so it got an is_error result and the "
+                   "old list stays: the one of reply 1.")
+
+
+@check(COMPACT, "plan mode goes on across a summary: it ends only when the user approves a "
+       "plan (s06)", follows=["too_long"])
+def plan_mode_kept(run):
+    changing = ("write_file", "edit_file")
+    for number in range(1, len(run.requests) + 1):
+        offered = [name for name in run.tools(number) if name in changing]
+        if offered:
+            when = ("the summary request" if asks_for_summary(run.request(number)) else
+                    "after a summary" if number in (4, SUMMARISED + 1) else "")
+            raise Fail(f"With --plan, request {number}{f' ({when})' if when else ''} offers "
+                       f"{offered}; plan mode goes on across a summary (the user approved no "
+                       "plan), so the summary request and the new history offer plan mode's "
+                       "tools.")
+    run.expect_file("<<x>>.txt", None, f"After reply {REPLY['c8']}'s "
+                    f"{run.call(REPLY['c8'], 'write')}, in plan mode",
+                    ": plan mode goes on across a summary, and refuses a write without asking")
+
+
+@check(COMPACT, "a reply still at --compact-at after a summary: no request follows, no "
+       "second summary", follows=["new_history"])
 def no_thrash(run):
+    _, compact_at = thresholds(run.draw)
     last = SUMMARISED + 1
     run.request(last)
     if len(run.requests) > last:
         number = last + 1
-        ending = blocks(((run.request(number).get("messages") or [{}])[-1]).get("content"))
-        again = ending and ending[-1].get("type") == "text" and SUMMARISE.search(
-            ending[-1].get("text", ""))
+        again = asks_for_summary(run.request(number))
         raise Fail(f"Your program sent request {number}, "
                    f"{'a summary request again' if again else 'another request'}. After the "
-                   f"summary, reply {last}'s usage says {tokens(STILL_OVER):,} tokens, still "
-                   f"past --compact-at {COMPACT_AT:,}: summarising again would give the same, "
-                   f"so the turn stops with one line, and request {last} is the last.")
+                   f"summary, reply {last}'s usage says {said(run, last)}, still past "
+                   f"--compact-at {compact_at:,}: summarising again would give the same, so "
+                   f"the turn stops, and request {last} is the last.")
+
+
+@check(COMPACT, "that stop is one line, the last the program prints, that says the context "
+       "is still full; then it exits 1", follows=["no_thrash"])
+def still_full_stops(run):
+    _, compact_at = thresholds(run.draw)
+    last = SUMMARISED + 1
+    tail = [lines[-1] for lines in ([line.strip() for line in stream.splitlines()
+                                     if line.strip()] for stream in (run.stdout, run.stderr))
+            if lines]  # the last line of each
+    if "Traceback (most recent call last):" in run.stderr:
+        raise Fail(f"After reply {last}, still past --compact-at {compact_at:,}, your program "
+                   f"ended with a traceback. {run.ending()} The turn stops with one line that "
+                   "says the context is still full, and the program exits 1.")
+    if not any(re.search(r"context", line, re.IGNORECASE) for line in tail):
+        shown = " / ".join(cut(line, 80) for line in tail) or "nothing"
+        raise Fail(f"After reply {last}, still past --compact-at {compact_at:,}, the last line "
+                   f"your program printed is {shown!r}; the turn stops with one line, printed "
+                   "last (on stdout or stderr), that says the context is still full (the "
+                   "checker looks for the word \"context\").")
+    if run.returncode != 1:
+        raise Fail(f"After reply {last}, still past --compact-at {compact_at:,}, your program "
+                   f"exited with status {run.returncode}; the turn stopped without finishing "
+                   "the task, so the program exits 1.")

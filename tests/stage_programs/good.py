@@ -155,7 +155,7 @@ HANDLERS = {"bash": bash, "read_file": read_file, "write_file": write_file,
             "edit_file": edit_file, "glob": glob, "todo_write": todo_write,
             "exit_plan_mode": exit_plan_mode, "ask_user_question": ask_user_question}
 SUBJECT = {"bash": "command", "read_file": "path", "write_file": "path", "edit_file": "path",
-           "glob": "pattern"}
+           "glob": "pattern", "agent": "description"}
 
 
 def read(question):
@@ -332,9 +332,8 @@ sent_back = 0
 while True:
     offered = [tool for tool in TOOLS if not (state["plan_mode"] and tool["name"] in CHANGING)]
     if size(messages) >= COMPACT_AT:
-        if state["summarised"]:
-            print("[The context is still full after a summary: stopping.]")
-            break
+        if state["summarised"]:  # the task is not done: one line, and exit 1
+            sys.exit("[The context is still full after a summary: stopping.]")
         summarise(messages, offered)
     elif size(messages) >= CLEAR_AT:
         clear_old(messages)
