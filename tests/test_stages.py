@@ -564,4 +564,10 @@ FIRST_LINES = {  # the first line the checker prints under the failing check (se
     'After reply 10, still past --compact-at 108,000, your program exited with status 0; the',
     's08.still_full_stops:silent':
     'After reply 10, still past --compact-at 108,000, the last line your program printed is',
+    's08.child_makes_room':
+    "Reply 2, the subagent's first, says 119,500 tokens (input 1,500, cache write 4,000, output",
+    's08.child_makes_room:prompt':
+    'Request 4, the subagent\'s after its summary, starts with "This conversation was',
+    's08.summary_too_long':
+    'The summary request itself got "prompt is too long"; the turn stops, saying so in its last',
 }

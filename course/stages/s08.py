@@ -8,6 +8,7 @@ import re
 
 from course.stages import Exchange, Fail, block_text, blocks, cut
 from course.stages.common import check, plain, plain_blocks, text, todo, use
+from course.stages.s07 import first_text
 
 # The thresholds are flags, drawn for each run; the replies state their usage, as the API's do,
 # just under and just over each threshold. The context's size is the last reply's usage (all four
@@ -388,3 +389,79 @@ def still_full_stops(run):
         raise Fail(f"After reply {last}, still past --compact-at {compact_at:,}, your program "
                    f"exited with status {run.returncode}; the turn stopped without finishing "
                    "the task, so the program exits 1.")
+
+
+# A subagent makes room in its own history: reply 2, its first, is past --compact-at, so its
+# next request (3) is a summary request of its own history, and request 4 starts from its
+# summary. Then the parent: reply 5 is past --compact-at, so request 6 is a summary request,
+# which is itself too long (and so is a second try, for a program that clears and tries again).
+CHILD_TASK = "Read <<g1>>.txt and report what it says (<<task>>)."
+
+
+def room_replies(draw):
+    _, compact_at = thresholds(draw)
+    too_long = {"error": "prompt is too long: 230000 tokens > 200000 maximum"}
+    return [
+        usage(SMALL, use("agent", "agent", description="<<label>>", prompt=CHILD_TASK)),
+        usage(spread(compact_at + OVER_COMPACT), use("g1", "bash", command="cat <<g1>>.txt")),
+        usage(SMALL, text("<<child_summary>>: the page is read.")),
+        usage(SMALL, text("<<child_answer>>")),
+        usage(spread(compact_at + OVER_COMPACT), use("g2", "bash", command="cat <<g2>>.txt")),
+        too_long,
+        too_long,
+    ]
+
+
+def room_args(draw):
+    clear_at, compact_at = thresholds(draw)
+    return ("--clear-at", str(clear_at), "--compact-at", str(compact_at))
+
+
+ROOM = Exchange("room", "Hand the reading to a subagent (<<prompt>>).", room_replies,
+                args=room_args, files={f"<<g{n}>>.txt": page(f"g{n}") for n in (1, 2)})
+
+
+@check(ROOM, "a subagent makes room in its own history, with the same flags: its own summary "
+       "request, then a new history from its summary and its prompt")
+def child_makes_room(run):
+    _, compact_at = thresholds(run.draw)
+    fault = summary_request_fault(run, 3, 2)
+    if fault:
+        raise Fail(f"Reply 2, the subagent's first, says {said(run, 2)}, past --compact-at "
+                   f"{compact_at:,}: the subagent makes room in its own history as the parent "
+                   f"does. {fault}")
+    if run.v(CHILD_TASK) not in first_text(run.request(3)):
+        raise Fail(f"Request 3, a summary request, starts with "
+                   f"{cut(first_text(run.request(3)), 120)!r}; it should summarise the "
+                   f"subagent's own history, which starts with its prompt {run.v(CHILD_TASK)!r}.")
+    first = first_text(run.request(4))
+    for part, what in (("<<child_summary>>", "its summary"), (CHILD_TASK, "its prompt")):
+        if run.v(part) not in first:
+            raise Fail(f"Request 4, the subagent's after its summary, starts with "
+                       f"{cut(first, 120)!r}; it should start from one user message that holds "
+                       f"{what}, {run.v(part)!r}.")
+    answer = run.ok(1, "agent", number=5)
+    if not answer.lstrip().startswith(run.v("<<child_answer>>")):
+        raise Fail(f"The result of {run.call(1, 'agent')} is {cut(answer)!r}; it should start "
+                   f"with the subagent's final text, {run.v('<<child_answer>>')!r} (request 5).")
+
+
+@check(ROOM, "a summary request that is itself too long stops the turn, saying so, and the "
+       "program exits 1", follows=["child_makes_room"])
+def summary_too_long(run):
+    _, compact_at = thresholds(run.draw)
+    fault = summary_request_fault(run, 6, 5)
+    if fault:
+        raise Fail(f"Reply 5 says {said(run, 5)}, past --compact-at {compact_at:,}. {fault}")
+    if len(run.requests) > 7 or (len(run.requests) == 7 and not asks_for_summary(
+            run.request(7))):
+        raise Fail(f"Your program sent {len(run.requests)} requests. Request 6, the summary "
+                   "request, got the API error \"prompt is too long\": the turn stops there "
+                   "(or after one more summary request, with old results cleared).")
+    tail = [line for stream in (run.stdout, run.stderr)
+            for line in [line.strip() for line in stream.splitlines() if line.strip()][-3:]]
+    if "Traceback (most recent call last):" in run.stderr or run.returncode != 1 or not any(
+            re.search(r"too long|context", line, re.IGNORECASE) for line in tail):
+        raise Fail(f"The summary request itself got \"prompt is too long\"; the turn stops, "
+                   "saying so in its last lines (the checker looks for \"too long\" or "
+                   f"\"context\"), without a traceback, and the program exits 1. {run.ending()}")

@@ -321,12 +321,12 @@ MISTAKES = [
      'result["content"] = (f"{CLEARED}{call.name}, ',
      ["s08.cleared_results"]),
     ("s08.summary_request", "the summary request offers no tools",
-     "reply = client.messages.create(model=MODEL, max_tokens=8000, tools=offered, "
-     "messages=asked)",
-     "reply = client.messages.create(model=MODEL, max_tokens=8000, messages=asked)",
+     "reply = client.messages.create(model=MODEL, max_tokens=8000, tools=offered,\n",
+     "reply = client.messages.create(model=MODEL, max_tokens=8000,\n",
      ["s08.summary_request", "s08.too_long"]),
     ("s08.todo_list_kept:not_carried", "the todo list is not carried into the new history",
-     "    if state[\"todos\"]:\n        texts.append", "    if False:\n        texts.append",
+     "    if state[\"todos\"] and not state[\"child\"]:\n        texts.append",
+     "    if False:\n        texts.append",
      ["s08.todo_list_kept"]),
     ("s08.new_history", "the newest plan is not carried into the new history",
      "    if plans:\n        texts.append", "    if False:\n        texts.append",
@@ -417,6 +417,18 @@ MISTAKES = [
      '            sys.exit("[The context is still full after a summary: stopping.]")',
      "            sys.exit(1)",
      ["s08.still_full_stops"]),
+    ("s08.child_makes_room", "a subagent never makes room in its own history",
+     "                if size(history) >= COMPACT_AT:\n"
+     "                    summarise(history, offered, prompt, CHILD_SYSTEM)\n", "",
+     ["s08.child_makes_room", "s08.summary_too_long"]),
+    ("s08.child_makes_room:prompt", "a subagent's new history carries the parent's prompt",
+     'texts.append(f"The user\'s last prompt: {prompt}")',
+     'texts.append(f"The user\'s last prompt: {PROMPT}")',
+     ["s08.child_makes_room"]),
+    ("s08.summary_too_long", "a summary request that is itself too long ends in a traceback",
+     "    except anthropic.BadRequestError as error:\n        if too_long(error) and not state",
+     "    except KeyError as error:\n        if too_long(error) and not state",
+     ["s08.summary_too_long"]),
 ]
 
 # The eleven wrong agents of issue 39 (its first list), which the checker passed before.
