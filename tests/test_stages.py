@@ -143,6 +143,8 @@ NEXT_STAGE = {  # each chapter's code at the next stage: its first failing check
     "s06 at s07": ("s07.agent_offered", "it should offer the tool agent, whose input_schema has "
                    "the properties description and prompt."),
     "s07 at s08": ("s08.too_long", "unrecognized arguments: --clear-at"),
+    "s09 at s10": ("s10.catalog", "Every request should carry the catalog: for each skill in "
+                   ".agent/skills/NAME/SKILL.md that the model may use, its name and description"),
 }
 
 
@@ -225,7 +227,7 @@ def test_the_command_of_a_stage():
 def test_build_readme_gives_the_command_of_every_stage():
     readme = (ROOT / "build" / "README.md").read_text(encoding="utf-8")
     rows = [line.split(" | ")[-1].strip(" `|") for line in readme.splitlines()
-            if line.startswith("| s0")]
+            if re.match(r"\| s\d\d \|", line)]
     assert rows == [command(stage) for stage in course.stages.STAGES]
 
 
@@ -588,4 +590,20 @@ FIRST_LINES = {  # the first line the checker prints under the failing check (se
     'Request 4, the subagent\'s after its summary, starts with "This conversation was',
     's08.summary_too_long':
     'The summary request itself got "prompt is too long"; the turn stops, saying so in its last',
+    's10.catalog':
+    "Request 1 does not list the skill 'two-vxtngr' with its body's first paragraph, since it",
+    's10.no_body_first':
+    "Request 1 holds ['one-body-gtpbhv', 'two-body-tfadje'], from the body of a skill nobody",
+    's10.no_body_first:users':
+    "Request 1 lists the skill 'three-ymusmm' ('three-said-ihxxji'), whose SKILL.md says",
+    's10.skill_body':
+    'The result of skill {"name": "one-ptrzdr", "arguments": "args-bkqmjx"} is \'Follow',
+    's10.unknown_name':
+    'The call skill {"name": "nope-chzrnf"} got the result \'\' without is_error; there is no',
+    's10.sent_once':
+    'The result of skill {"name": "one-ptrzdr"} is \'Follow one-body-gtpbhv for , then say',
+    's10.body_after_summary':
+    'The messages of request 5, the new history after the summary, do not hold the body of',
+    's10.slash_name':
+    'Request 1\'s user message is [{"role": "user", "content": "/three-pdbnnj version-shbqvo"}];',
 }
