@@ -6,6 +6,10 @@ appended to LOG as it came (one JSON-RPC message a line), so a check can read th
 handshake, the exact arguments of a call, and that a call denied never reached it. Its pid is
 the first line of LOG, so a check can see that no server is left running.
 
+With --linger after LOG, it does not exit when its stdin ends, as a careless server would not:
+only a harness that ends it (SIGTERM, SIGKILL) leaves no process behind; it exits by itself
+after LINGER seconds, so that a test that finds it running leaves nothing behind either.
+
 Its tools: echo (text back; it says it only reads), fail (an isError result), picture (an
 image and a caption), big (a text of `size` characters), and four that break the protocol the
 way a real server can: crash (exits without an answer), hang (never answers), garbage (a line
@@ -15,8 +19,10 @@ that is not JSON) and stray (an answer to an id it was never sent).
 import json
 import os
 import sys
+import time
 
 PROTOCOL_VERSION = "2025-11-25"
+LINGER = 60  # seconds a --linger probe waits after its stdin ends, unless it is ended first
 
 
 def schema(**properties):
@@ -113,6 +119,8 @@ def main():
         else:
             send({"jsonrpc": "2.0", "id": ident,
                   "error": {"code": -32601, "message": f"no method {method}"}})
+    if "--linger" in sys.argv[2:]:
+        time.sleep(LINGER)
 
 
 if __name__ == "__main__":
