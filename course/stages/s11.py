@@ -46,14 +46,17 @@ def name(tool):
 DENY = {".agent/settings.json": json.dumps({"permissions": {"deny": [name("picture")]}})}
 MCP = Exchange("mcp", "Ask <<server>> (<<prompt>>).", [
     [text("Asking the server."), use("echo", name("echo"), text="<<said>>"),
-     use("fail", name("fail"), text="<<why>>"), use("denied", name("picture"))],
+     use("fail", name("fail"), text="<<why>>")],
     [text("Done: <<final>>")],
-], stdin=YES, files=DENY, setup=ship_probe)
+], stdin=YES, setup=ship_probe)
 DECLINED = Exchange("mcp_declined", "Ask <<server>> (<<prompt>>).", [[text("Done: <<final>>")]],
                     stdin="n\n" * 10, setup=ship_probe)
+# y to start the server, n to echo's question, then y: picture is denied by a rule, which
+# decides without a question (a program that asks instead gets a y, and the server hears it).
 ASKED = Exchange("mcp_asked", "Ask <<server>> (<<prompt>>).", [
-    [use("echo", name("echo"), text="<<said>>")], [text("Done: <<final>>")],
-], stdin="y\n" + "n\n" * 10, setup=ship_probe)
+    [use("echo", name("echo"), text="<<said>>"), use("denied", name("picture"))],
+    [text("Done: <<final>>")],
+], stdin="y\nn\n" + "y\n" * 10, files=DENY, setup=ship_probe)
 
 
 def heard(run):
@@ -144,8 +147,7 @@ def is_error(run):
                    f"server's text, {run.v('failed: <<why>>')!r} (request 2).")
 
 
-@check(MCP, "a deny rule on an mcp__ name stops the call before the server hears it",
-       follows=["handshake"])
+@check(ASKED, "a deny rule on an mcp__ name stops the call before the server hears it")
 def deny_rule(run):
     run.refused(1, "denied", f'the rule "{run.v(name("picture"))}" denies it')
     if calls(run, "picture"):
@@ -167,9 +169,9 @@ def none_left(run):
     if status.exists() and "\nState:\tZ" in status.read_text():
         return
     os.kill(pid, signal.SIGKILL)  # the checker leaves nothing behind either
-    raise Fail(f"The server (pid {pid}) was still running after your program ended. End each "
-               "server before the program exits: close its stdin, wait a moment, then SIGTERM, "
-               "then SIGKILL (a server need not exit when its stdin ends).")
+    raise Fail("The server was still running after your program ended. End each server "
+               "before the program exits: close its stdin, wait a moment, then SIGTERM, then "
+               f"SIGKILL (a server need not exit when its stdin ends; this one was pid {pid}).")
 
 
 @check(DECLINED, "the program asks before it starts a server, and a no leaves it off, its tools "
@@ -188,8 +190,8 @@ def asks_to_start(run):
 @check(ASKED, "a server's tool asks before it runs, and a no never reaches the server")
 def asks_before_call(run):
     started(run)
-    if calls(run):
-        raise Fail(f"The server heard {cut(json.dumps(calls(run)), 200)}, though the answer to "
-                   f"{run.call(1, 'echo')} was n: ask before each call, and send tools/call only "
-                   "on y.")
+    if calls(run, "echo"):
+        raise Fail(f"The server heard {cut(json.dumps(calls(run, 'echo')), 200)}, though the "
+                   f"answer to {run.call(1, 'echo')} was n: ask before each call, and send "
+                   "tools/call only on y.")
     run.refused(1, "echo", "the user said n")
