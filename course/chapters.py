@@ -271,6 +271,13 @@ CORE = {
         "tests/test_s09_memory.py::test_a_change_to_agents_md_asks_in_every_mode_over_an_allow"
         "_rule",
     ],
+    "s11_mcp": [
+        "tests/test_s11_mcp.py::test_a_call_reaches_the_server_with_its_arguments_and_its_text"
+        "_comes_back",
+        "tests/test_s11_mcp.py::test_a_declined_server_is_not_started_and_its_tools_are_not_offered",
+        "tests/test_s11_mcp.py::test_a_deny_rule_stops_the_call_before_the_server_hears_it",
+        "tests/test_s11_mcp.py::test_a_call_asks_first_and_a_no_never_reaches_the_server",
+    ],
 }
 
 # The checkout's folder for the learner's copies of a workspace and the traces they record
