@@ -11,9 +11,10 @@ only a harness that ends it (SIGTERM, SIGKILL) leaves no process behind; it exit
 after LINGER seconds, so that a test that finds it running leaves nothing behind either.
 
 Its tools: echo (text back; it says it only reads), fail (an isError result), picture (an
-image and a caption), big (a text of `size` characters), and four that break the protocol the
-way a real server can: crash (exits without an answer), hang (never answers), garbage (a line
-that is not JSON) and stray (an answer to an id it was never sent).
+image and a caption), big (a text of `size` characters), env (a variable of its environment),
+and four that break the protocol the way a real server can: crash (exits without an answer),
+hang (never answers), garbage (a line that is not JSON) and stray (an answer to an id it was
+never sent).
 """
 
 import json
@@ -39,6 +40,8 @@ TOOLS = [
      "inputSchema": schema()},
     {"name": "big", "description": "A text of `size` characters.",
      "inputSchema": schema(size={"type": "integer", "description": "How many characters."})},
+    {"name": "env", "description": "The value of an environment variable of the server.",
+     "inputSchema": schema(name={"type": "string", "description": "The variable's name."})},
     {"name": "crash", "description": "Exit at once.", "inputSchema": schema()},
     {"name": "hang", "description": "Never answer.", "inputSchema": schema()},
     {"name": "garbage", "description": "Answer with a line that is not JSON.",
@@ -74,6 +77,8 @@ def call(name, arguments):
                             {"type": "text", "text": "a transparent pixel"}]}
     if name == "big":
         return text("x" * int(arguments.get("size", 0)))
+    if name == "env":
+        return text(os.environ.get(str(arguments.get("name")), "(not set)"))
     if name == "crash":
         sys.exit(3)
     if name == "garbage":

@@ -300,6 +300,19 @@ def test_the_subagent_gets_the_same_tools_under_the_same_question(s11, project, 
     assert len(asked.prompts) == 2
 
 
+def test_the_server_gets_the_tools_environment_and_never_the_key(s11, project, answers,
+                                                                 monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-never-this")
+    answers("y", "y", "y")
+    client = FakeClient(reply(tool_use("toolu_1", "mcp__probe__env", {"name": "ANTHROPIC_API_KEY"}),
+                              tool_use("toolu_2", "mcp__probe__env", {"name": "HOME"})),
+                        reply(text("Done.")))
+    session = started(s11, project, client, tool_environment={"HOME": str(project)})
+    s11.run_turn(session, "Go.")
+    assert client.calls[1]["messages"][-1] == user(result("toolu_1", "(not set)"),
+                                                   result("toolu_2", str(project)))
+
+
 # ======================================================================
 # A server that fails: one line, an is_error result, the session goes on
 # ======================================================================
