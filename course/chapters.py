@@ -249,6 +249,15 @@ CORE = {
         "tests/test_s09_memory.py::test_a_change_to_agents_md_asks_in_every_mode_over_an_allow"
         "_rule",
     ],
+    "s10_skills": [
+        "tests/test_s10_skills.py::test_the_first_request_lists_the_two_skills_the_model_may_use"
+        "_and_no_body",
+        "tests/test_s10_skills.py::test_the_skill_tool_returns_the_body_with_its_arguments_and"
+        "_once",
+        "tests/test_s10_skills.py::test_slash_name_sends_the_body_with_its_arguments_as_the_prompt",
+        "tests/test_s10_skills.py::test_after_a_summary_the_body_used_comes_back_with_the_catalog",
+        "tests/test_s10_skills.py::test_a_change_to_a_skill_asks_in_every_mode_over_an_allow_rule",
+    ],
 }
 
 # The checkout's folder for the learner's copies of a workspace and the traces they record
