@@ -1826,7 +1826,7 @@ def reattached_skills(session):
 
 
 def command_skills(session, argument):
-    """/skills lists the skills: who may start each, and its description."""
+    """/skills lists the skills, who may start each, and its file; /NAME ARGS starts one."""
     skills = find_skills(session)
     if not skills:
         show(f"skills: none ({SKILLS_FOLDER}/NAME/{SKILL_FILE} in the workdir or in HOME adds one)")
