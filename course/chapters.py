@@ -148,6 +148,15 @@ CHANGED_DEFINITIONS = {
         "COMMANDS",  # /context, /compact
         "command_clear()",  # forgets the measured size and the summary
     },
+    "s09_memory": {
+        "run_turn()",  # AGENTS.md before a new conversation's first prompt
+        "agent()",  # a subagent's first message: AGENTS.md, then its task
+        "compacted_history()",  # AGENTS.md read again, first in the new history
+        "Session",  # the files last read, for /memory
+        "typed_text()",  # the scripted model finds the prompt after AGENTS.md
+        "make_session()",  # the files read, on the banner
+        "COMMANDS",  # /memory, /remember
+    },
 }
 
 # Each chapter's core tests: every exercise's solved copy must still pass them (tests/
