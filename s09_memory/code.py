@@ -1705,13 +1705,14 @@ def command_remember(session, argument):
     if not argument:
         show(f"/remember needs the line to add to {MEMORY_FILE}: /remember Run the tests first.")
         return
+    line = " ".join(argument.split())  # one line, whatever was typed
     try:
-        path = append_memory_line(session, argument)
+        path = append_memory_line(session, line)
     except (OwnFileError, OSError, ToolError) as error:
         show(f"[Not remembered: {error}]")
         return
     if session.messages:  # this conversation's first message has the file as it was: say it now
-        session.notes.append(f"<memory>The user added a line to {path}: {argument}</memory>")
+        session.notes.append(f"<memory>The user added a line to {path}: {line}</memory>")
     show(f"[Added to {path}: the next prompt has it.]")
 
 
@@ -2601,7 +2602,7 @@ def append_memory_line(session, line):
         text = read_own_file(target, session.workdir, MEMORY_LIMIT)
     if text and not text.endswith("\n"):
         text += "\n"
-    write_atomically(target, text + " ".join(line.split()) + "\n")  # one line, whatever was typed
+    write_atomically(target, text + line + "\n")
     return target
 
 

@@ -1,16 +1,15 @@
 """Shared set-up for the whole suite: no network, no key, one import of anthropic."""
 
+import atexit
 import ipaddress
 import os
+import shutil
 import socket
 import sys
-from pathlib import Path
+import tempfile
 from types import SimpleNamespace
 
 import pytest
-
-# The repository root, for the course package (tests/ is on sys.path already, for support.py).
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 # No test may talk to the outside world or find a key: block both before anything runs.
 for variable in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "MODEL_ID"):
@@ -22,6 +21,12 @@ os.environ["PYTHON_DOTENV_DISABLED"] = "1"  # a developer's .env must not turn a
 # on, whatever a developer's PATH holds first (on this machine a pyenv shim, a bash script that
 # costs each start 0.1 s of CPU, about a hundred times a suite).
 os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
+
+# HOME is an empty folder of the suite's own: from s09 on, a live session reads the user's
+# ~/.agent/AGENTS.md, and a developer's own file must not change what a test sends (nor does a
+# test write into the developer's home: IPython's kernels keep a profile there).
+os.environ["HOME"] = tempfile.mkdtemp(prefix="suite-home-")
+atexit.register(shutil.rmtree, os.environ["HOME"], ignore_errors=True)
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
@@ -156,7 +161,8 @@ def keyboard(monkeypatch):
 
 
 class Answers:
-    """Stands in for input(): hands out the given lines in order, None meaning EOF.
+    """Stands in for input(): hands out the given lines in order, None meaning EOF and an
+    exception class (KeyboardInterrupt: a Ctrl-C at the question) raising it.
 
     Every prompt shown is kept, so a test can assert which questions were asked.
     """
@@ -172,6 +178,8 @@ class Answers:
         line = self.lines.pop(0)
         if line is None:
             raise EOFError
+        if isinstance(line, type) and issubclass(line, BaseException):
+            raise line
         return line
 
 

@@ -7,15 +7,19 @@ Each test pins the exact request or file: a harness that puts the text in the sy
 the workdir, changes the order, or keeps a stale copy after a summary fails one of them.
 """
 
+import json
+
 import pytest
 
 from support import (
     MODEL,
+    ROOT,
     FakeClient,
     assistant,
     golden,
     load_chapter,
     new_session,
+    read_trace,
     reply,
     request,
     run_chapter,
@@ -44,6 +48,10 @@ def memory(*files):
     """The memory block: the intro, then each (path, text) marked with its path."""
     marked = [f'<file path="{path}">\n{body.rstrip()}\n</file>' for path, body in files]
     return text("\n\n".join([INTRO, *marked]))
+
+
+def read_scenario_prompt():
+    return json.loads((ROOT / "s09_memory/scenario.json").read_text(encoding="utf-8"))["prompt"]
 
 
 def write(path, body):
@@ -265,7 +273,7 @@ def test_remember_appends_a_line_without_a_question_and_the_next_prompt_has_it(
 
     assert project["workdir"].read_text() == "Every route has a test.\nUse httpx, not requests.\n"
     note = (f"<memory>The user added a line to {project['workdir']}: "
-            "Use   httpx, not requests.</memory>")
+            "Use httpx, not requests.</memory>")
     assert client.calls[1]["messages"][2:] == [user(text("Add a route."), text(note))]
     assert capsys.readouterr().out.splitlines()[1] == (
         f"[Added to {project['workdir']}: the next prompt has it.]")
@@ -300,3 +308,23 @@ def test_the_banner_names_the_files_read_and_their_sizes(tmp_path):
     assert [line for line in out.splitlines() if line.startswith("memory:")] == [
         f"memory: {workdir.resolve()}/.agent/AGENTS.md (6 bytes), "
         f"{workdir.resolve()}/AGENTS.md (15 bytes)   (/memory lists them)"]
+
+
+def test_a_traced_run_in_a_project_sends_root_then_workdir_before_the_prompt_system_unchanged(
+        s09, tmp_path):
+    tree = tmp_path.resolve()
+    write(tree / "AGENTS.md", "Above the project: not read.\n")
+    (tree / "repo/.git").mkdir(parents=True)
+    root = write(tree / "repo/AGENTS.md", "Run the tests with make test.\n")
+    work = write(tree / "repo/app/AGENTS.md", "Every route has a test.\n").parent
+    write(work / "below/AGENTS.md", "Below: not read at start.\n")
+    prompt = read_scenario_prompt()
+    trace = tree / "trace.jsonl"
+    result = run_chapter("s09_memory", "--offline", "--workdir", str(work), "--trace", str(trace),
+                         prompt, stdin="n\n")
+
+    first = read_trace(trace)[0]["request"]
+    # offline, HOME is the workdir: its .agent/AGENTS.md would be the user's; there is none
+    assert first["messages"][0] == user(memory(*read(root, work / "AGENTS.md")), text(prompt))
+    assert first["system"] == s09.system_prompt(work)
+    assert (result.returncode, result.stderr) == (0, "")
