@@ -170,6 +170,25 @@ def test_a_learners_mistake_fails_its_check(checked, mistake):
     assert wrap(checked[label][checked_by(label)])[0] == FIRST_LINES[label]
 
 
+# The mistakes whose first failing check, the first message a learner reads, is not their own:
+# each breaks that earlier rule too (a failing command ends the loop before its results go
+# back; an edit that writes new_string alone changes what read_file reads next; ...).
+FIRST_READ_ELSEWHERE = {
+    "s01.failing_command": "s01.tool_results", "s02.edit_file": "s02.read_file",
+    "s04.post_tool_use_output": "s04.matchers", "s05.reminder_count": "s05.reminder_after_results",
+    "s03.deny_spellings": "s03.deny_rule", "s04.matchers:ignored": "s04.hook_before_question",
+    "s04.matchers:substring": "s04.hook_before_question",
+    "s05.reminder_after_results:own_turn": "s05.invalid_list", "s07.child_hidden": "s07.child_runs",
+    "s07.only_the_answer:shared": "s07.child_history", "s08.summary_request": "s08.too_long",
+}
+
+
+@pytest.mark.parametrize("mistake", MISTAKES, ids=[mistake[0] for mistake in MISTAKES])
+def test_the_first_failure_a_learner_reads_names_the_rule_they_broke(checked, mistake):
+    label = mistake[0]
+    assert next(iter(checked[label])) == FIRST_READ_ELSEWHERE.get(label, checked_by(label))
+
+
 def test_a_program_that_replays_the_outputs_of_another_run_fails_s01(checked):
     assert sorted(checked["replay"]) == ["s01.bash_output"]
 

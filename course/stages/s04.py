@@ -95,12 +95,17 @@ def hook_before_question(run):
 
 
 @check(HOOKED, "a hook still running after its timeout (in seconds) "
-       "is stopped, and the call goes on")
+       "is stopped, and the call goes on", follows=["matchers"])
 def hook_timeout(run):
     run.expect_file(".agent/<<late>>", None, "After the PreToolUse hook of glob (timeout 1), "
                     "`sleep 4 && touch .agent/<<late>>`", ": after 1 second it should have been "
                     "stopped")
     said, is_error = run.result(1, "glob")
+    if is_error and run.v("<<wrongmatch>>") in said:
+        raise Fail(f"{run.call(1, 'glob')} got the is_error result {cut(said)!r}, from the hook "
+                   "with the matcher \"file\", which matches no tool name whole: that hook "
+                   "must not run (s04.matchers), and the one of glob, stopped at its timeout, "
+                   "decides nothing.")
     if is_error:
         raise Fail(f"{run.call(1, 'glob')} got the is_error result {cut(said)!r}. Its "
                    "PreToolUse hook (timeout 1) was stopped after 1 second: a hook stopped at "

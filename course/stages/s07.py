@@ -310,8 +310,30 @@ def child_plan_mode(run):
     run.ok(2, "ls", "<<notes>>.md")
 
 
+@check(SUBAGENT_FAILS, "a subagent that fails (an API error) gives the "
+       "agent call an is_error result, and the parent goes on", follows=["child_plan_mode"])
+def child_fails(run):
+    number = parents_next(run, ("agent", "denied"))
+    if len(run.requests) < number:
+        raise Fail(f"Your program sent {len(run.requests)} requests. The subagent's second "
+                   "request (request 3) got an API error; the parent should get an is_error "
+                   f"result for its agent call and send request {number} with it. "
+                   f"{run.ending()}")
+    first, now = run.request(1).get("messages") or [], run.request(number).get("messages") or []
+    expected = plain(first) + [{"role": "assistant", "content": plain_blocks(run.replies[0])}]
+    if plain(now)[:len(expected)] != expected:
+        raise Fail(f"Request {number} sends {len(now)} message(s), starting "
+                   f"{cut(json.dumps(now), 120)}; it is the parent's, so it should start with "
+                   "the message(s) of request 1, then reply 1 with its agent calls.")
+    run.refused(1, "agent", "the subagent got an API error and gave no answer", number=number)
+    if started(run, "<<denied_task>>"):
+        return  # the denied call ran a subagent, which took the last reply: agent_call_denied
+    run.printed("<<stopped>>", why="the parent's loop goes on after the failed subagent")
+    run.exited_well()
+
+
 @check(SUBAGENT_FAILS, "the agent call itself passes the deny rules: one that a rule covers "
-       "gets an is_error result and starts no subagent", follows=["child_plan_mode"])
+       "gets an is_error result and starts no subagent", follows=["child_plan_mode", "child_fails"])
 def agent_call_denied(run):
     why = 'the deny rule "agent(<<denied>>*)" covers its description'
     number = started(run, "<<denied_task>>")
@@ -321,24 +343,3 @@ def agent_call_denied(run):
                    "and start none. An agent call is a tool call: the deny rules apply to it "
                    "too (agent(pattern) matches its description).")
     run.refused(1, "denied", why, number=parents_next(run, ("agent", "denied")))
-
-
-@check(SUBAGENT_FAILS, "a subagent that fails (an API error) gives the "
-       "agent call an is_error result, and the parent goes on",
-       follows=["child_plan_mode", "agent_call_denied"])
-def child_fails(run):
-    number = 4
-    if len(run.requests) < number:
-        raise Fail(f"Your program sent {len(run.requests)} requests. The subagent's second "
-                   "request (request 3) got an API error; the parent should get an is_error "
-                   "result for its agent call and send request 4 with it. "
-                   f"{run.ending()}")
-    first, now = run.request(1).get("messages") or [], run.request(number).get("messages") or []
-    expected = plain(first) + [{"role": "assistant", "content": plain_blocks(run.replies[0])}]
-    if plain(now)[:len(expected)] != expected:
-        raise Fail(f"Request {number} sends {len(now)} message(s), starting "
-                   f"{cut(json.dumps(now), 120)}; it is the parent's, so it should start with "
-                   "the message(s) of request 1, then reply 1 with its agent call.")
-    run.refused(1, "agent", "the subagent got an API error and gave no answer", number=number)
-    run.printed("<<stopped>>", why="the parent's loop goes on after the failed subagent")
-    run.exited_well()

@@ -151,9 +151,9 @@ def summary_request_fault(run, number, after):
     before, now = run.request(after), run.request(number)
     messages = now.get("messages") or []
     if not asks_for_summary(now):
-        again = " (request {after} again)" if plain(messages) == plain(
+        again = f" (request {after} again)" if plain(messages) == plain(
             before.get("messages") or []) else ""
-        return (f"Request {number} is not a summary request{again.format(after=after)}: it "
+        return (f"Request {number} is not a summary request{again}: it "
                 f"ends with {cut(json.dumps(messages[-1:]), 120)}. It should be one: the whole "
                 "history, then last a user text that asks for a summary.")
     history = plain(messages)
@@ -222,12 +222,13 @@ def clear_when_full(run):
                        f"{clear_at:,}, and what came since is small, so nothing is cleared "
                        "yet.")
     now = results_by_id(run.request(CLEARED_AT)).get(run.id("c2"), "")
+    long = len(run.file("<<long>>.txt") or "")
     if not now.startswith(CLEARED):
         raise Fail(f"In request {CLEARED_AT} the result of {run.call(REPLY['c2'], 'c2')} is "
                    f"{cut(now, 80)!r}. Reply {CLEARED_AT - 1}'s usage says "
                    f"{said(run, CLEARED_AT - 1)}, {-ESTIMATE_MARGIN:,} under --clear-at "
                    f"{clear_at:,}; but since then came the result of "
-                   f"{run.call(REPLY['long'], 'long')}, about {LONG_LINES * 62:,} characters: "
+                   f"{run.call(REPLY['long'], 'long')}, {long:,} characters: "
                    "with the estimate of what came since, the context is past --clear-at, so "
                    f"the old results should be cleared before request {CLEARED_AT}.")
 

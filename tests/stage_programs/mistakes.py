@@ -366,7 +366,7 @@ MISTAKES = [
      ["s07.agent_call_hooked", "s07.only_the_answer", "s07.parent_stop_hooks"]),
     ("s07.agent_call_denied", "a deny rule with a pattern never matches an agent call",
      '"glob": "pattern", "agent": "description"}', '"glob": "pattern"}',
-     ["s07.agent_call_denied", "s07.child_fails"]),
+     ["s07.agent_call_denied"]),
     ("s07.parent_stop_hooks", "the Stop hooks run when the subagent ends, too",
      '            if reply.stop_reason != "tool_use":\n                break\n',
      '            if reply.stop_reason != "tool_use":\n'
