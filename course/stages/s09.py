@@ -121,14 +121,6 @@ def memory_fault(run, number, prompt):
     return None
 
 
-@check(MEMORY, "the first request's first user message holds the user's AGENTS.md, then "
-       "the project root's, then the workdir's, each marked with its path, then the prompt")
-def memory_first(run):
-    fault = memory_fault(run, 1, run.prompt)
-    if fault:
-        raise Fail(f"Request 1: {fault}")
-
-
 @check(MEMORY, "the files go in a user message: the system prompt holds none of them")
 def system_prompt_kept(run):
     system = system_text(run.request(1))
@@ -138,6 +130,14 @@ def system_prompt_kept(run):
         raise Fail(f"The system prompt of request 1 holds {held}: the AGENTS.md files should go "
                    "in the first user message, so that the system prompt, and the cached prefix "
                    "that ends with it, is the same with them as without them.")
+
+
+@check(MEMORY, "the first request's first user message holds the user's AGENTS.md, then "
+       "the project root's, then the workdir's, each marked with its path, then the prompt")
+def memory_first(run):
+    fault = memory_fault(run, 1, run.prompt)
+    if fault:
+        raise Fail(f"Request 1: {fault}")
 
 
 @check(MEMORY, "an AGENTS.md below the workdir is not read at the start")
