@@ -2,11 +2,10 @@
 
 Every program here is checked in one batch (`course.stages.run_many`), on one loopback API,
 its runs forked from the warm runner (course/warm.py), as the checker's are: each chapter
-against its own stage and every one before, build/agent.py against s02, s06's code.py against
-s07's own checks,
-tests/stage_programs/good.py (an agent written from the lessons' "Build it yourself" sections)
-against every stage, and each of the learners' mistakes of tests/stage_programs/mistakes.py
-against the exchange of the check it must fail.
+against its own stage and every one before, and against the next stage's own checks;
+build/agent.py against s02; tests/stage_programs/good.py (an agent written from the lessons'
+"Build it yourself" sections) against every stage; and each of the learners' mistakes of
+tests/stage_programs/mistakes.py against the exchange of the check it must fail.
 """
 
 import ast

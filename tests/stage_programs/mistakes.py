@@ -8,7 +8,10 @@ first line of the message.
 
 Among them, the eleven wrong agents of issue 39, which the checker passed before its values
 were drawn for each run (the canned one its s01; the ten others all six stages): ISSUE_39
-names them.
+names them. And those of issue 52, which passed s04, s07 and s08 before their rules were
+exercised: a child that answers nothing on the one terminal, an agent call outside the hooks
+and rules, Stop hooks at a child's end, thresholds ignored or crossed early, the estimate left
+out, plan mode dropped at a summary, a silent stop, an invalid list that replaces the old one.
 """
 
 MISTAKES = [
