@@ -27,6 +27,7 @@ import copy
 import importlib.util
 import io
 import itertools
+import os
 import re
 import subprocess
 import sys
@@ -310,4 +311,8 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except BrokenPipeError:  # the output went into `head` or the like, which closed early
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
