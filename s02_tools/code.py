@@ -1322,6 +1322,33 @@ def has_key():
         os.environ.get("ANTHROPIC_AUTH_TOKEN") and os.environ.get("ANTHROPIC_BASE_URL"))
 
 
+def own_command(*arguments):
+    """The command that runs this program with these arguments, as typed where the user is: this
+    Python and this code.py, relative to the current folder when they are inside it."""
+    words = []
+    for path in (sys.executable, str(HERE / "code.py")):
+        relative = os.path.relpath(path)
+        if relative.startswith(os.pardir):
+            relative = path
+        elif os.sep not in relative:  # a bare name would be looked up on PATH
+            relative = os.path.join(os.curdir, relative)
+        words.append(relative)
+    return " ".join(words + list(arguments))
+
+
+def needs_a_key(args):
+    """The one line for a prompt only a real model can answer: no key, no --offline or --script,
+    and not the prompt the chapter's script was written for; else None."""
+    if args.prompt is None or args.offline or args.script or has_key():
+        return None
+    own = (load_script(HERE / "scenario.json").get("prompt") or "").strip()
+    if not own or args.prompt.strip() in ("", own):
+        return None
+    return (f"{CHAPTER}: this prompt needs a real model: set ANTHROPIC_API_KEY in .env (see "
+            f".env.example). Without a key, play the chapter's script: "
+            f"{own_command('--offline', json.dumps(own, ensure_ascii=False))}")
+
+
 def make_session(args):
     """The client (live or scripted), the workdir, and the banner lines."""
     offline = args.offline or args.script or not has_key()  # a script given is always played
@@ -1446,6 +1473,10 @@ def main(argv=None):
     load_dotenv()
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
+        unanswerable = needs_a_key(args)
+        if unanswerable:
+            print(unanswerable, file=sys.stderr)
+            return 2
         session, banner = make_session(args)
     except (ScriptError, OSError) as error:
         print(f"{CHAPTER}: {error}", file=sys.stderr)
@@ -1464,7 +1495,7 @@ def main(argv=None):
             played = f"--script {args.script}" if args.script else "--offline"
             own = json.dumps(session.client.script["prompt"].strip(), ensure_ascii=False)
             show(f"[The script did not play: it was written for another prompt. To play it: "
-                 f"python {CHAPTER}/code.py {played} {own}]")
+                 f"{own_command(played, own)}]")
             return 1
         return 0 if finished else 1
     return repl(session)

@@ -926,6 +926,23 @@ class Run:
                          f"{self.traces[options['--script']]}")
         if command.live:
             self.check_live(command, name, result.stdout, options, prompt)
+            self.check_keyless(command, name, arguments, prompt, scenario)
+
+    def check_keyless(self, command, name, arguments, prompt, scenario):
+        """Without a key, a live one-shot command says in one line that it needs one, and how to
+        play the chapter's script instead, and sends nothing (exit 2)."""
+        if prompt is None:
+            return
+        runner = shared_runner()
+        env = clean_env(TMPDIR=str(self.scratch), **command.env)
+        result = runner.result(runner.start(ROOT / name / "code.py", *arguments, cwd=ROOT,
+                                            env=env), timeout=60)
+        offline = f'.venv/bin/python {name}/code.py --offline {json.dumps(scenario["prompt"])}'
+        wanted = (2, "", f"{name}: this prompt needs a real model: set ANTHROPIC_API_KEY in .env "
+                  f"(see .env.example). Without a key, play the chapter's script: {offline}\n")
+        if (result.returncode, result.stdout, result.stderr) != wanted:
+            self.problem(command, f"without a key: exit {result.returncode}, "
+                         f"{result.stdout + result.stderr!r}, not {wanted!r}")
 
     def start(self, command, name, arguments, stdin, after):
         """Run the chapter; (the CompletedProcess, the scratch folder its TMPDIR was). Two
