@@ -1275,10 +1275,19 @@ class ScriptedModel:
         # feedback after an answer in one's own words), the first conditional turn that fits.
         candidates = list(range(self.position, len(turns)))
         candidates += [number for number in range(self.position) if turns[number].get("when")]
+        # A prompt typed after a Ctrl-C joins the cancelled turn: a turn ahead that only goes on
+        # with the script (no `when`) was written for the script's prompt, not for this one.
+        new_prompt = ("Interrupted by the user." in newest
+                      and typed not in ("", (prompt or "").strip())
+                      and any(not turn.get("when") for turn in turns[self.position:]))
         for number in candidates:
-            if turns[number].get("when", "") in newest:
+            when = turns[number].get("when", "")
+            if when in newest and (when or not new_prompt):
                 self.position = number + 1
                 return make_message(turns[number], model, self.tool_numbers, self.calls)
+        if new_prompt:
+            return self.say(model, "(This is a scripted model, and its script has no turn for a "
+                                   "new prompt after a cancelled turn. /restart plays it again.)")
         self.position = len(turns)
         return self.say(model, "(The script has no more turns: this is where the recorded "
                                "session ended. In the REPL, /restart plays it again.)")

@@ -27,6 +27,7 @@ from support import (
     load_chapter,
     new_session,
     reply,
+    result,
     run_chapter,
     shared_runner,
     text,
@@ -168,6 +169,28 @@ def test_one_shot_with_another_prompt_exits_1_and_names_the_script_it_plays(chap
         f'{typed_python()} {chapter.CHAPTER}/code.py --script {script} "say hi"]'
     ]
     assert chapter.main(["--script", str(script), "--workdir", str(work), "say hi"]) == 0
+
+
+def test_a_new_prompt_after_a_cancelled_turn_gets_no_turn_written_for_the_scripts_prompt(
+        chapter):
+    script = {"prompt": "look", "turns": [
+        {"content": [{"type": "text", "text": "Looking."},
+                     {"type": "tool_use", "name": "bash", "input": {"command": "sleep 20"}}]},
+        {"content": [{"type": "text", "text": "The answer to look."}]},
+        {"when": "wait", "content": [{"type": "text", "text": "Waiting."}]}]}
+    model = chapter.ScriptedModel(script)
+    messages = [user(text("look"))]
+    first = model.messages.create(model="m", messages=messages)
+    messages += [assistant(*[block.to_dict() for block in first.content]),
+                 user(result(first.content[1].id, "Interrupted by the user.", is_error=True),
+                      text("what is the time?"))]
+    said = model.messages.create(model="m", messages=messages)
+    assert [block.text for block in said.content] == [
+        "(This is a scripted model, and its script has no turn for a new prompt after a "
+        "cancelled turn. /restart plays it again.)"]
+    messages[-1]["content"][-1] = text("please wait")  # a turn whose `when` fits still plays
+    assert [block.text for block in model.messages.create(model="m", messages=messages).content
+            ] == ["Waiting."]
 
 
 def test_the_scripts_own_prompt_again_plays_it_again(chapter, tmp_path, capsys):
