@@ -350,6 +350,63 @@ def test_the_core_comes_first_then_going_deeper_then_the_stage_and_the_exercises
     assert DEEPER - set(titles[deeper:]) == set()
 
 
+def new_sections_to_read(name):
+    """The sections a chapter adds above its harness banner: what its core says to read."""
+    found = []
+    source = (ROOT / name / "code.py").read_text(encoding="utf-8")
+    for title, chapter, _ in course.sections(source):
+        if title.startswith("THE HARNESS"):
+            break
+        if chapter == name.split("_")[0]:
+            found.append(title)
+    return found
+
+
+READING = re.compile(r"\*\*Reading the code:\*\* (.+?)(?:\n\n|\Z)", re.S)
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_the_core_says_what_code_to_read_the_new_sections_and_the_diff(name):
+    # From s03 on, reading all of code.py above the banner is not a glance (issue 56).
+    core = reading_time.core(lesson(name))
+    said = READING.findall(core)
+    assert len(said) == 1, "the core has no **Reading the code:** paragraph"
+    named = re.findall(r"`([A-Z][A-Z ]+)`", said[0])
+    index = LESSONS.index(name)
+    if index == 0:
+        assert named == ["THE HARNESS"]
+        return
+    assert named == new_sections_to_read(name)
+    diff = f"diff -u {LESSONS[index - 1]}/code.py {name}/code.py"
+    assert f"```bash\n{diff}\n```" in core
+
+
+def skipped_headings(texts, deeper):
+    """The headings after the deeper part's heading, in every page of `texts`."""
+    found = set()
+    for text in texts:
+        titles = [title for _, title in headings(text)]
+        if deeper in titles:
+            found.update(titles[titles.index(deeper) + 1:])
+    return found
+
+
+def names_a_skipped_section(core, skipped):
+    """The quoted names in a core's prose that are headings a core reader has skipped."""
+    prose = re.sub(r"```.*?```", "", core, flags=re.S)
+    quoted = re.findall(r'"([^"\n]+)"|“([^”\n]+)”', prose)
+    return sorted({a or b for a, b in quoted} & skipped)
+
+
+def test_no_core_sends_its_reader_to_a_section_of_a_going_deeper():
+    # a core stands alone: what it relies on is in it or in an earlier core
+    skipped = skipped_headings([lesson(name) for name in LESSONS], "Going deeper")
+    assert {name: names_a_skipped_section(reading_time.core(lesson(name)), skipped)
+            for name in LESSONS} == {name: [] for name in LESSONS}
+    assert names_a_skipped_section('as "Build it yourself" says', skipped) == [
+        "Build it yourself"]
+
+
 def reading_times(language, read):
     """{page: (core minutes, whole minutes)} of every lesson, rounded to a tenth."""
     return {name: (round(reading_time.minutes(reading_time.core(read(name), language)), 1),

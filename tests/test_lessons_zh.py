@@ -812,3 +812,11 @@ def test_the_sync_tool_starts_a_page_with_every_section_marked_new(tmp_path):
 def test_every_page_has_its_chinese_translation():
     # A new lesson: .venv/bin/python -m tools.sync_zh --start sNN_x, translate it, --accept '*'
     assert [name for name in PAGES if name not in TRANSLATED] == []
+
+
+def test_no_chinese_core_sends_its_reader_to_a_section_of_the_deeper_part():
+    # as tests/test_lessons.py holds it for the English cores
+    pages = {name: read(name, LANGUAGE) for name in CHAPTERS}
+    skipped = lessons.skipped_headings(pages.values(), "深入")
+    assert {name: lessons.names_a_skipped_section(reading_time.core(text, LANGUAGE), skipped)
+            for name, text in pages.items()} == {name: [] for name in CHAPTERS}
