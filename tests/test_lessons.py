@@ -287,6 +287,20 @@ def test_the_readme_gets_a_learner_to_the_first_command_in_400_words_and_keeps_r
                           "Live or offline"]
 
 
+def test_the_readme_sends_a_learner_to_s01_right_after_the_first_command():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = "\n".join(section_text(readme, "Start"))
+    first, second = start.index("```bash"), start.index("```bash", start.index("```bash") + 1)
+    assert f"]({LESSONS[0]}/README.md)" in start[first:second]
+
+
+def test_the_readme_explains_its_jargon_where_it_first_uses_it():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8").replace("\n", " ")
+    first_uses = {term: readme[readme.index(term) + len(term):][:2]
+                  for term in ("harness", "stage checker", "loopback Messages API")}
+    assert first_uses == {"harness": " (", "stage checker": " (", "loopback Messages API": " ("}
+
+
 @pytest.mark.parametrize("name", LESSONS)
 def test_the_core_shows_the_chapter_diagram_under_its_title(name):
     source = (ROOT / name / "diagram.dot").read_text(encoding="utf-8")
