@@ -43,10 +43,10 @@ NEXT = "## Next"
 
 INTRODUCTION = (
     "Each exercise asks for a change to this chapter's `code.py`, or for a file it reads. Its "
-    "check, run from the repository root, fails until the change is done, and says in one line "
-    "what is still missing. It runs on the README's first install: `course.check` is the "
-    "course's own runner, with no pytest to install. The reference solutions are patches in "
-    "`exercises/solutions/`: try first, then compare."
+    "check (`course.check`, the course's own runner: the README's first install is enough, no "
+    "pytest) runs from the repository root, fails until the change is done, and says in one line "
+    "what is missing. The reference solutions are patches in `exercises/solutions/`: try first, "
+    "then compare."
 )
 
 
