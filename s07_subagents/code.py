@@ -1982,8 +1982,9 @@ def plan_file(session):
 
 
 def newest_plan(workdir):
+    """The newest plan file's name, for the banner (a link's own time: it may lead nowhere)."""
     plans = sorted((Path(workdir) / ".agent" / "plans").glob("plan-*.md"),
-                   key=lambda path: path.stat().st_mtime)
+                   key=lambda path: path.lstat().st_mtime)
     return plans[-1] if plans else None
 
 
