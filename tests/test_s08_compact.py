@@ -983,3 +983,68 @@ def test_whatever_lands_at_the_summary_the_history_is_valid_and_a_taken_back_pro
     s08.command_compact(session, "")
     if taken_back:
         assert "NEW PROMPT" not in json.dumps([client.calls[-1], session.messages])
+
+
+# ======================================================================
+# The limits at their values: just under, at, just over
+# ======================================================================
+
+def reads(count):
+    """A history of `count` read_file rounds, each result 500 characters."""
+    messages = [user(text("Go."))]
+    for number in range(1, count + 1):
+        call = tool_use(f"r{number}", "read_file", {"path": f"{number}.txt"})
+        messages += [assistant(call), user(result(f"r{number}", "x" * 500))]
+    return messages
+
+
+@pytest.mark.parametrize("count", [2, 3, 4, 5])
+def test_keep_leaves_the_newest_three_results_and_clears_every_one_before(s08, count):
+    assert s08.KEEP == 3
+    messages = reads(count)
+    assert s08.clear_old_results(messages) == (max(0, count - 3), 500 * max(0, count - 3))
+    assert [message["content"][0]["content"] for message in messages[2::2]] == [
+        cleared("read_file", f"{number}.txt", 500) for number in range(1, count - 2)
+    ] + ["x" * 500] * min(count, 3)
+
+
+@pytest.mark.parametrize("offset", [-1, 0, 1])
+def test_clear_at_and_compact_at_act_at_their_value_and_not_a_token_below(s08, workdir, offset):
+    """make_room with the context measured at the threshold plus offset."""
+    for threshold in ("clear_at", "compact_at"):
+        client = FakeClient(reply(text("S")))
+        session = new_session(s08, client, workdir, messages=reads(5), prompt="Go.",
+                              clear_at=5000, compact_at=9000)
+        size = getattr(session, threshold) + offset
+        session.measured = (size, s08.request_chars(s08.build_request(session)))
+        assert s08.context_size(session) == size
+        try:
+            s08.make_room(session)
+        except s08.TurnStopped:  # still over after the summary: the estimate is all that is left
+            pass
+        acted = offset >= 0
+        if threshold == "compact_at":
+            assert (session.compactions, len(client.calls)) == (int(acted), int(acted))
+        else:
+            assert (session.compactions, session.messages[2]["content"][0]["content"]) == (
+                0, cleared("read_file", "1.txt", 500) if acted else "x" * 500)
+
+
+@pytest.mark.parametrize("offset", [-1, 0, 1])
+def test_a_reply_under_compact_at_ends_the_summarys_watch_and_one_at_it_does_not(
+        s08, workdir, offset):
+    session = new_session(s08, FakeClient(), workdir, summarised=True, compact_at=9000)
+    sent = s08.build_request(session)
+    s08.measure(session, sent, with_usage(reply(text("Hi.")), 9000 + offset))
+    assert session.summarised is (offset >= 0)
+
+
+def test_precompact_hooks_are_told_the_trigger_auto_and_no_focus(s08, workdir):
+    events = []
+    read = tool_use("r1", "read_file", {"path": "a.txt"})
+    client = FakeClient(with_usage(reply(read), 12_000), reply(text("S")), reply(text("Done.")))
+    session = new_session(s08, client, workdir, clear_at=5000, compact_at=10_000)
+    s08.add_hook(session, "PreCompact", lambda event: events.append(event) or {})
+    assert s08.run_turn(session, PROMPT) is True
+    assert events == [{"hook_event_name": "PreCompact", "cwd": str(workdir), "trigger": "auto",
+                       "custom_instructions": ""}]
