@@ -498,6 +498,8 @@ FIRST_LINES = {  # the first line the checker prints under the failing check (se
     "Reply 7's usage adds up to 120,500 tokens, past --compact-at 120,000. Request 8, the",
     's08.new_history':
     'Request 9, after the summary, starts with {"role": "user", "content": [{"type": "text",',
+    's08.new_history:newest_plan':
+    'Request 9, after the summary, holds the plan file .agent/plans/plan-ynxerd.md, which the',
     's08.new_history:orphan':
     'Message 2 of request 9 holds a tool_result for toolu_e4PQ6VUajnC1wzMghTVlmzux, whose',
     's08.no_thrash':

@@ -1280,8 +1280,9 @@ def _(run):
 
 
 @check("s08", "new_history", COMPACT, "the request after the summary starts from one user "
-       "message that holds the summary, the todo list, the newest plan and the last prompt; no "
-       "tool_result without its tool_use", follows=["summary_request"])
+       "message that holds the summary, the todo list and the last prompt, and no plan file "
+       "the user did not approve in this run; no tool_result without its tool_use",
+       follows=["summary_request"])
 def _(run):
     number = SUMMARISED + 1
     messages = run.request(number).get("messages") or [{}]
@@ -1289,12 +1290,16 @@ def _(run):
     said = block_text(first.get("content"))
     for part, what in (("<<summary>>", f"the summary, the text of reply {SUMMARISED}"),
                        ("<<item_a>>", "the todo list"), ("<<item_b>>", "the todo list"),
-                       ("<<plan_step>>", "the newest plan, .agent/plans/<<plan>>.md"),
                        (run.prompt, "the user's last prompt")):
         if first.get("role") != "user" or run.v(part) not in said:
             raise Fail(f"Request {number}, after the summary, starts with "
                        f"{cut(json.dumps(first), 120)}; its first message should be a user "
                        f"message that holds {run.v(what)}, {run.v(part)!r}.")
+    if run.v("<<plan_step>>") in json.dumps(messages):
+        raise Fail(run.v(f"Request {number}, after the summary, holds the plan file "
+                         ".agent/plans/<<plan>>.md, which the user never approved in this run "
+                         "(it was there before it started): a summary carries only the plan "
+                         "the user approved, never whatever plan file is there."))
     for place, message in enumerate(messages):
         answered = [block.get("tool_use_id") for block in blocks(message.get("content"))
                     if block.get("type") == "tool_result"]

@@ -326,6 +326,12 @@ MISTAKES = [
     ("s08.new_history", "the todo list is not carried into the new history",
      "    if state[\"todos\"]:\n        texts.append", "    if False:\n        texts.append",
      ["s08.new_history"]),
+    ("s08.new_history:newest_plan", "the summary carries the newest plan file, approved or not",
+     '    if state["approved"]:  # the plan the user approved in this run, none other\n'
+     '        texts.append(f"The plan the user approved:\\n{state[\'approved\']}")\n',
+     '    plans = sorted((WORKDIR / ".agent" / "plans").glob("*.md"))\n'
+     '    if plans:\n        texts.append(f"The newest plan:\\n{plans[-1].read_text()}")\n',
+     ["s08.new_history"]),
     ("s08.new_history:orphan", "the new history keeps the last user turn, with its results",
      'for t in texts]}]\n', 'for t in texts]}, history[-1]]\n',
      ["s08.new_history"]),
