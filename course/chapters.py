@@ -48,6 +48,7 @@ CHANGES = {
     },
     "s08_compact": {
         "THE AGENT LOOP",
+        "PLAN MODE",
         "SUBAGENTS",
         "CALLING THE MODEL",
         "THE SESSION",
@@ -122,7 +123,8 @@ CORE = {
         "_the_calls_stay",
         "tests/test_s08_compact.py::test_past_compact_at_the_summary_request_is_the_loops_own"
         "_plus_the_instruction",
-        "tests/test_s08_compact.py::test_the_new_history_carries_plan_mode_and_the_newest_plan",
+        "tests/test_s08_compact.py::test_the_new_history_carries_plan_mode_and_the_approved"
+        "_plan",
         "tests/test_s08_compact.py::test_still_over_after_a_summary_the_turn_stops_without_a"
         "_second_summary",
         "tests/test_s08_compact.py::test_a_too_long_reply_summarises_once_and_the_call_is_tried"
