@@ -130,15 +130,16 @@ CHANGED_DEFINITIONS = {
     },
     "s08_compact": {
         "agent_loop()",  # room made before a call
-        "run_turn()",  # a summary's history stays
-        "agent()",  # a subagent's context starts empty
+        "run_turn()",  # a summary's history stays, unless the turn is taken back: then it goes
+        "exit_plan_mode()",  # records the plan file written at the approval, for the summary
+        "agent()",  # a subagent's context starts empty, without the parent's approved plan
         "call_model()",  # a summary request marked in the trace
-        "Session",  # the thresholds and what compaction measured and made
+        "Session",  # the thresholds, what compaction measured and made, the approved plan
         "make_message()",  # a script's turn may give its usage
         "parse_args()",  # --clear-at, --compact-at
         "make_session()",  # the thresholds
         "COMMANDS",  # /context, /compact
-        "command_clear()",  # forgets the measured size and the summary
+        "command_clear()",  # forgets the measured size, the summary, the plan and the prompt
     },
 }
 
