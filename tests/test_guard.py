@@ -571,7 +571,7 @@ def test_a_write_to_the_harness_code_asks_when_the_workdir_holds_the_chapter(cha
 
 # ---- each spelling of an option's value that the guard accepts --------------------------------
 
-SPELLINGS = {
+OPTION_SPELLINGS = {
     "head -n5 notes.md": ([("-n", "5")], ["notes.md"]),
     "head -n 5 notes.md": ([("-n", "5")], ["notes.md"]),
     "head --lines=5 notes.md": ([("--lines", "5")], ["notes.md"]),
@@ -591,7 +591,7 @@ SPELLINGS = {
 def test_each_spelling_of_an_option_and_its_value_is_read_as_one(chapter):
     assert {command: chapter.parse_options(command.split()[1:],
                                            chapter.READ_ONLY[command.split()[0]])
-            for command in SPELLINGS} == SPELLINGS
+            for command in OPTION_SPELLINGS} == OPTION_SPELLINGS
 
 
 PATH_SPELLINGS = ["grep -f{} x", "grep -f {} x", "grep --file={} x", "grep --file {} x",
