@@ -1911,7 +1911,7 @@ def read_own_file(path, folder, limit):
             written = Path(os.path.abspath(path))
             if not written.is_relative_to(os.path.abspath(folder)):
                 raise OwnFileError(f"{path}: outside {folder}, where it belongs")
-            where = Path(folder).resolve()
+            where = Path(os.path.realpath(folder))  # a loop in it fails below, as ELOOP
             for part in written.relative_to(os.path.abspath(folder)).parts:
                 where = where / part
                 if where.is_symlink():
@@ -1933,8 +1933,8 @@ def read_own_file(path, folder, limit):
             if (opened.st_dev, opened.st_ino) != (checked.st_dev, checked.st_ino):
                 raise OwnFileError(f"{path}: it was replaced while it was opened")
             data = file.read(limit + 1)
-    except OSError as error:
-        raise OwnFileError(f"{path}: {error.strerror or error}") from None
+    except (OSError, ValueError) as error:  # ValueError: a NUL byte in the path
+        raise OwnFileError(f"{path}: {getattr(error, 'strerror', None) or error}") from None
     if len(data) > limit:  # it grew after the check
         raise OwnFileError(f"{path}: larger than {limit:,} bytes")
     try:

@@ -145,3 +145,14 @@ def test_a_settings_file_that_leads_elsewhere_stops_the_program_with_one_line(pl
     reason = HARD_LINK if kind == "hard link" else LINK
     assert (run.returncode, run.stdout, run.stderr) == (
         2, "", f"s03_permissions: {path}: {reason}\n")
+
+
+def test_a_nul_byte_or_a_folder_that_loops_is_one_line_too(s01, place):
+    folder, _ = place
+    loop = folder / "loop"
+    loop.symlink_to(loop)
+    assert [refusal(s01, path, where) for path, where in (
+        (str(folder / ".agent" / "a\0b"), folder), (loop / "settings.json", loop))] == [
+        ("refused", f"{folder / '.agent' / 'a'}\0b: embedded null byte"),
+        ("refused", f"{loop / 'settings.json'}: Too many levels of symbolic links"),
+    ]
