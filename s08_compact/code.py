@@ -2412,9 +2412,10 @@ def summary_call(session, trigger, instruction):
     """One summary request. Made within a prompt ("auto"), it is one of the prompt's model
     calls: it counts toward --max-calls, and is not made past it. /compact is no prompt's."""
     if trigger == "auto":
-        if session.calls >= session.max_calls:
-            raise TurnStopped(f"[No summary: this prompt has made all its model calls "
-                              f"(--max-calls {session.max_calls}). The history stays as it was.]")
+        if session.calls >= session.max_calls:  # a subagent's limit is its own (s07)
+            why = (f"it has made its {session.max_calls} model calls" if session.subagent else
+                   f"this prompt has made all its model calls (--max-calls {session.max_calls})")
+            raise TurnStopped(f"[No summary: {why}. The history stays as it was.]")
         session.calls += 1
     return call_model(session, summary_request(session, instruction), SUMMARY_MARK)
 

@@ -1065,3 +1065,22 @@ def test_a_plan_turned_down_is_never_carried_and_the_one_approved_before_stays(s
     s08.command_compact(session, "")
     assert session.messages == [user(summary_block("S"), text(
         f"The plan the user approved, {relative}:\n\n## Plan A"), text(PROMPT_TEXT))]
+
+
+def test_a_subagents_summary_counts_toward_its_own_limit_and_says_so(s08, workdir,
+                                                                      monkeypatch):
+    monkeypatch.setattr(s08, "SUBAGENT_MAX_CALLS", 2)
+    task = tool_use("t1", "agent", {"description": "find x", "prompt": "Find where x is."})
+    read = tool_use("r1", "read_file", {"path": "a.txt"})
+    client = FakeClient(reply(task), with_usage(reply(read), 150_000), reply(text("Done.")))
+    session = new_session(s08, client, workdir, compact_at=100_000, clear_at=90_000)
+    s08.CLOCK = iter([0.0, 0.5]).__next__
+    assert s08.run_turn(session, PROMPT) is True
+    # Its second call, counted when the loop starts it, needs a summary first: there is no
+    # call left for one.
+    assert len(client.calls) == 3
+    said = ('The subagent "find x" stopped without an answer: No summary: it has made its 2 '
+            "model calls. The history stays as it was.\n\n"
+            '[subagent "find x": 2 model calls, 1 tool call, 150,000 tokens, 0 s]')
+    assert session.messages[2] == user(result("t1", said, is_error=True))
+    assert session.calls == 4  # the parent's two and the subagent's two
