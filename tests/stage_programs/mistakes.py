@@ -8,7 +8,10 @@ first line of the message.
 
 Among them, the eleven wrong agents of issue 39, which the checker passed before its values
 were drawn for each run (the canned one its s01; the ten others all six stages): ISSUE_39
-names them.
+names them. And those of issue 52, which passed s04, s07 and s08 before their rules were
+exercised: a child that answers nothing on the one terminal, an agent call outside the hooks
+and rules, Stop hooks at a child's end, thresholds ignored or crossed early, the estimate left
+out, plan mode dropped at a summary, a silent stop, an invalid list that replaces the old one.
 """
 
 MISTAKES = [
@@ -195,7 +198,7 @@ MISTAKES = [
      '        blocked, words = run_hooks("PreToolUse", tool_name=name, tool_input=tool_input)\n',
      "        permitted(name, tool_input)\n"
      '        blocked, words = run_hooks("PreToolUse", tool_name=name, tool_input=tool_input)\n',
-     ["s04.hook_before_question", "s04.hook_timeout", "s04.matchers"]),
+     ["s04.hook_before_question", "s04.matchers"]),
     ("s04.matchers:ignored", "a hook's matcher is ignored: every hook runs for every tool",
      '        if tool_name and not re.fullmatch(entry.get("matcher", "*").replace("*", ".*"),\n'
      "                                          tool_name):",
@@ -205,7 +208,7 @@ MISTAKES = [
     ("s04.matchers:substring", "a matcher matches anywhere in the tool name",
      'if tool_name and not re.fullmatch(entry.get("matcher", "*")',
      'if tool_name and not re.search(entry.get("matcher", "*")',
-     ["s04.hook_before_question", "s04.hook_timeout", "s04.matchers"]),
+     ["s04.hook_before_question", "s04.matchers"]),
     ("s04.hook_timeout", "a hook's timeout is ignored",
      'timeout=entry.get("timeout", 10))', "timeout=None)",
      ["s04.hook_timeout"]),
@@ -258,11 +261,11 @@ MISTAKES = [
      ["s07.child_tools"]),
     ("s07.child_runs", "the subagent's history keeps its results but not its replies",
      '            history.append({"role": "assistant", "content": reply.content})\n', "",
-     ["s07.child_checks", "s07.child_hidden", "s07.child_runs"]),
+     ["s07.child_asks", "s07.child_checks", "s07.child_hidden", "s07.child_runs"]),
     ("s07.child_checks", "the subagent's calls skip the permission check",
      "        permitted(name, tool_input)\n",
      '        permitted(name, tool_input) if not state["child"] else None\n',
-     ["s07.child_checks"]),
+     ["s07.child_asks", "s07.child_checks"]),
     ("s07.child_checks:hooks", "the subagent's calls skip the PreToolUse hooks",
      'blocked, words = run_hooks("PreToolUse", tool_name=name, tool_input=tool_input)',
      'blocked, words = (False, "") if state["child"] else run_hooks(\n'
@@ -271,7 +274,8 @@ MISTAKES = [
     ("s07.child_hidden", "a tool not offered to the subagent still runs if it calls it",
      '        if state["child"] and name in HIDDEN:\n'
      '            raise ToolError(f"a subagent cannot use {name}")\n', "",
-     ["s07.child_checks", "s07.child_hidden", "s07.child_runs", "s07.only_the_answer"]),
+     ["s07.child_asks", "s07.child_checks", "s07.child_hidden", "s07.child_runs",
+      "s07.only_the_answer", "s07.parent_stop_hooks"]),
     ("s07.only_the_answer", "the result carries the subagent's transcript after its answer",
      'return f"{answer}\\n[subagent {description}: {calls} model calls]"',
      'return f"{answer}\\n{history}"',
@@ -283,8 +287,8 @@ MISTAKES = [
     ("s07.child_history:asks", "agent asks before it runs, as a write does",
      '    if name in CHANGING or (name == "bash" and not is_read_only(subject)):',
      '    if name in CHANGING | {"agent"} or (name == "bash" and not is_read_only(subject)):',
-     ["s07.child_checks", "s07.child_hidden", "s07.child_history", "s07.child_runs",
-      "s07.child_system", "s07.child_tools", "s07.only_the_answer"]),
+     ["s07.child_asks", "s07.child_hidden", "s07.child_history", "s07.child_system",
+      "s07.child_tools", "s07.only_the_answer", "s07.parent_stop_hooks"]),
     ("s07.child_plan_mode:no_agent", "agent is not offered in plan mode",
      'not (state["plan_mode"] and tool["name"] in CHANGING)]',
      'not (state["plan_mode"] and tool["name"] in CHANGING | {"agent"})]',
@@ -296,21 +300,22 @@ MISTAKES = [
     ("s07.child_fails", "an API error in the subagent ends the program",
      "            except anthropic.APIError as error:\n",
      "            except KeyError as error:\n",
-     ["s07.child_fails"]),
-    ("s08.clear_when_full", "the size counts the input tokens and the cache reads only",
+     ["s07.agent_call_denied", "s07.child_fails"]),
+    ("s08.summary_request:two_counts", "the size counts the input tokens and the cache reads "
+     "only",
      '"input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",\n'
      '        "output_tokens"))',
      '"input_tokens", "cache_read_input_tokens"))',
-     ["s08.clear_when_full", "s08.cleared_results", "s08.summary_request",
-      "s08.new_history", "s08.no_thrash"]),
+     ["s08.new_history", "s08.no_thrash", "s08.still_full_stops", "s08.summary_request",
+      "s08.todo_list_kept"]),
     ("s08.clear_when_full:always", "old results are cleared at every request, whatever the size",
      "    elif size(messages) >= CLEAR_AT:\n", "    else:\n",
      ["s08.clear_when_full"]),
     ("s08.clear_when_full:flags", "the flags are accepted, and their values ignored",
      "    return int(sys.argv[sys.argv.index(name) + 1]) if name in sys.argv[1:-1] else default",
      "    return default",
-     ["s08.clear_when_full", "s08.cleared_results", "s08.summary_request",
-      "s08.new_history", "s08.no_thrash"]),
+     ["s08.clear_when_full", "s08.cleared_results", "s08.new_history", "s08.no_thrash",
+      "s08.still_full_stops", "s08.summary_request", "s08.todo_list_kept"]),
     ("s08.cleared_results", "every result is cleared, the newest 3 too",
      "    for result in results[:-KEEP]:", "    for result in results:",
      ["s08.cleared_results"]),
@@ -319,15 +324,15 @@ MISTAKES = [
      'result["content"] = (f"{CLEARED}{call.name}, ',
      ["s08.cleared_results"]),
     ("s08.summary_request", "the summary request offers no tools",
-     "reply = client.messages.create(model=MODEL, max_tokens=8000, tools=offered, "
-     "messages=asked)",
-     "reply = client.messages.create(model=MODEL, max_tokens=8000, messages=asked)",
+     "reply = client.messages.create(model=MODEL, max_tokens=8000, tools=offered,\n",
+     "reply = client.messages.create(model=MODEL, max_tokens=8000,\n",
      ["s08.summary_request", "s08.too_long"]),
-    ("s08.new_history", "the todo list is not carried into the new history",
-     "    if state[\"todos\"]:\n        texts.append", "    if False:\n        texts.append",
-     ["s08.new_history"]),
-    ("s08.new_history:newest_plan", "the summary carries the newest plan file, approved or not",
-     '    if state["approved"]:  # the plan the user approved in this run, none other\n'
+    ("s08.todo_list_kept:not_carried", "the todo list is not carried into the new history",
+     "    if state[\"todos\"] and not state[\"child\"]:\n        texts.append",
+     "    if False:\n        texts.append",
+     ["s08.todo_list_kept"]),
+    ("s08.new_history", "the summary carries the newest plan file, approved or not",
+     '    if state["approved"] and not state["child"]:  # approved in this run, none other\n'
      '        texts.append(f"The plan the user approved:\\n{state[\'approved\']}")\n',
      '    plans = sorted((WORKDIR / ".agent" / "plans").glob("*.md"))\n'
      '    if plans:\n        texts.append(f"The newest plan:\\n{plans[-1].read_text()}")\n',
@@ -336,12 +341,100 @@ MISTAKES = [
      'for t in texts]}]\n', 'for t in texts]}, history[-1]]\n',
      ["s08.new_history"]),
     ("s08.no_thrash", "a summary that leaves the context full is made again",
-     '        if state["summarised"]:\n            print(', '        if False:\n            print(',
-     ["s08.no_thrash"]),
+     '        if state["summarised"]:  # the task is not done',
+     '        if False:  # the task is not done',
+     ["s08.no_thrash", "s08.still_full_stops"]),
     ("s08.too_long", "a too-long error ends the turn",
      'if not too_long(error) or state["summarised"]:', "if True:",
-     ["s08.too_long", "s08.clear_when_full", "s08.cleared_results", "s08.summary_request",
-      "s08.new_history", "s08.no_thrash"]),
+     ["s08.clear_when_full", "s08.cleared_results", "s08.new_history", "s08.no_thrash",
+      "s08.still_full_stops", "s08.summary_request", "s08.todo_list_kept", "s08.too_long"]),
+    # ---- issue 52: what slipped through s04, s07 and s08 ----
+    ("s04.hook_timeout:blocks", "a hook stopped at its timeout blocks the call",
+     "        except subprocess.TimeoutExpired:  # stopped: a hook that failed, which decides "
+     "nothing\n            continue\n",
+     "        except subprocess.TimeoutExpired:  # stopped: a hook that failed, which decides "
+     "nothing\n            return True, 'the hook timed out'\n",
+     ["s04.hook_timeout"]),
+    ("s07.child_asks", "the subagent refuses every call that asks, without reading stdin",
+     '        if read(f"Allow {name} {subject}? [y/n] ") not in ("y", "yes"):',
+     '        if state["child"] or read(f"Allow {name} {subject}? [y/n] ") not in ("y", "yes"):',
+     ["s07.child_asks"]),
+    ("s07.child_asks:silent", "the subagent reads its answer without printing the question",
+     'read(f"Allow {name} {subject}? [y/n] ")',
+     'read("" if state["child"] else f"Allow {name} {subject}? [y/n] ")',
+     ["s07.child_asks"]),
+    ("s07.agent_call_hooked", "the PreToolUse hooks skip the agent call",
+     '        blocked, words = run_hooks("PreToolUse", tool_name=name, tool_input=tool_input)\n'
+     "        if blocked:\n",
+     '        blocked, words = (False, "") if name == "agent" else run_hooks(\n'
+     '            "PreToolUse", tool_name=name, tool_input=tool_input)\n'
+     "        if blocked:\n",
+     ["s07.agent_call_hooked", "s07.only_the_answer", "s07.parent_stop_hooks"]),
+    ("s07.agent_call_denied", "a deny rule with a pattern never matches an agent call",
+     '"glob": "pattern", "agent": "description"}', '"glob": "pattern"}',
+     ["s07.agent_call_denied"]),
+    ("s07.parent_stop_hooks", "the Stop hooks run when the subagent ends, too",
+     '            if reply.stop_reason != "tool_use":\n                break\n',
+     '            if reply.stop_reason != "tool_use":\n'
+     '                blocked, words = run_hooks("Stop")\n'
+     "                if not blocked:\n                    break\n"
+     '                history.append({"role": "user", "content": [{"type": "text", '
+     '"text": words}]})\n                continue\n',
+     ["s07.only_the_answer", "s07.parent_stop_hooks"]),
+    ("s08.clear_when_full", "the size is the last reply's usage alone",
+     "    return used + (chars(history) - then) // 4", "    return used",
+     ["s08.clear_when_full", "s08.cleared_results"]),
+    ("s08.clear_when_full:early", "old results are cleared a little before --clear-at",
+     "    elif size(messages) >= CLEAR_AT:\n", "    elif size(messages) >= CLEAR_AT * 0.9:\n",
+     ["s08.clear_when_full"]),
+    ("s08.clear_when_full:fixed", "the thresholds are the values the checker used to pass",
+     'CLEAR_AT, COMPACT_AT, KEEP = flag("--clear-at", 100_000), flag("--compact-at", 160_000), 3',
+     "CLEAR_AT, COMPACT_AT, KEEP = 50_000, 120_000, 3",
+     ["s08.clear_when_full", "s08.new_history", "s08.no_thrash", "s08.still_full_stops",
+      "s08.summary_request", "s08.todo_list_kept"]),
+    ("s08.summary_request:early", "the summary comes a little before --compact-at",
+     "    if size(messages) >= COMPACT_AT:\n", "    if size(messages) >= COMPACT_AT - 5000:\n",
+     ["s08.new_history", "s08.no_thrash", "s08.still_full_stops", "s08.summary_request",
+      "s08.todo_list_kept"]),
+    ("s08.summary_request:output", "the size leaves out the output tokens",
+     '"input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",\n'
+     '        "output_tokens"))',
+     '"input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))',
+     ["s08.new_history", "s08.no_thrash", "s08.still_full_stops", "s08.summary_request",
+      "s08.todo_list_kept"]),
+    ("s08.too_long:retry", "a too-long error is answered with the same request again",
+     "        summarise(messages, offered)\n        response = client",
+     "        response = client",
+     ["s08.clear_when_full", "s08.cleared_results", "s08.new_history", "s08.no_thrash",
+      "s08.still_full_stops", "s08.summary_request", "s08.todo_list_kept", "s08.too_long"]),
+    ("s08.todo_list_kept", "an invalid list replaces the old one anyway (s05)",
+     "def todo_write(todos):\n", 'def todo_write(todos):\n    state["todos"] = todos\n',
+     ["s08.todo_list_kept"]),
+    ("s08.plan_mode_kept", "a summary ends plan mode",
+     '    state["measured"], state["summarised"] = None, True\n',
+     '    state["measured"], state["summarised"] = None, True\n    state["plan_mode"] = False\n',
+     ["s08.plan_mode_kept"]),
+    ("s08.still_full_stops", "the stop prints its line, and exits 0",
+     '            sys.exit("[The context is still full after a summary: stopping.]")',
+     '            print("[The context is still full after a summary: stopping.]")\n'
+     "            sys.exit(0)",
+     ["s08.still_full_stops"]),
+    ("s08.still_full_stops:silent", "the stop says nothing",
+     '            sys.exit("[The context is still full after a summary: stopping.]")',
+     "            sys.exit(1)",
+     ["s08.still_full_stops"]),
+    ("s08.child_makes_room", "a subagent never makes room in its own history",
+     "                if size(history) >= COMPACT_AT:\n"
+     "                    summarise(history, offered, prompt, CHILD_SYSTEM)\n", "",
+     ["s08.child_makes_room", "s08.summary_too_long"]),
+    ("s08.child_makes_room:prompt", "a subagent's new history carries the parent's prompt",
+     'texts.append(f"The user\'s last prompt: {prompt}")',
+     'texts.append(f"The user\'s last prompt: {PROMPT}")',
+     ["s08.child_makes_room"]),
+    ("s08.summary_too_long", "a summary request that is itself too long ends in a traceback",
+     "    except anthropic.BadRequestError as error:\n        if too_long(error) and not state",
+     "    except KeyError as error:\n        if too_long(error) and not state",
+     ["s08.summary_too_long"]),
 ]
 
 # The eleven wrong agents of issue 39 (its first list), which the checker passed before.
