@@ -4026,8 +4026,7 @@ def run_command(session, line):
     elif (prompt := skill_prompt(session, line)) is not None:
         run_turn(session, prompt)
     else:
-        show(f"unknown command {name}; the commands are: {', '.join(COMMANDS)}; "
-             "/skills lists the skills")
+        show(f"unknown command {name}; the commands are: {', '.join(COMMANDS)}")
 
 
 def repl(session):

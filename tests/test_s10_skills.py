@@ -200,8 +200,7 @@ def test_a_slash_word_that_is_no_skill_or_command_says_so(s10, workdir, capsys):
 
     assert client.calls == []
     assert capsys.readouterr().out == (
-        f"unknown command /deploy; the commands are: {', '.join(s10.COMMANDS)}; "
-        "/skills lists the skills\n")
+        f"unknown command /deploy; the commands are: {', '.join(s10.COMMANDS)}\n")
 
 
 def test_skills_lists_each_skill_who_may_start_it_and_its_file(s10, workdir, capsys):
