@@ -54,6 +54,7 @@ CHANGES = {
     },
     "s08_compact": {
         "THE AGENT LOOP",
+        "PLAN MODE",
         "SUBAGENTS",
         "CALLING THE MODEL",
         "THE SESSION",
@@ -153,15 +154,25 @@ CHANGED_DEFINITIONS = {
     },
     "s08_compact": {
         "agent_loop()",  # room made before a call
-        "run_turn()",  # a summary's history stays
-        "agent()",  # a subagent's context starts empty
+        "run_turn()",  # a summary's history stays, unless the turn is taken back: then it goes
+        "exit_plan_mode()",  # records the plan file written at the approval, for the summary
+        "agent()",  # a subagent's context starts empty, without the parent's approved plan
         "call_model()",  # a summary request marked in the trace
-        "Session",  # the thresholds and what compaction measured and made
+        "Session",  # the thresholds, what compaction measured and made, the approved plan
         "make_message()",  # a script's turn may give its usage
         "parse_args()",  # --clear-at, --compact-at
         "make_session()",  # the thresholds
         "COMMANDS",  # /context, /compact
-        "command_clear()",  # forgets the measured size and the summary
+        "command_clear()",  # forgets the measured size, the summary, the plan and the prompt
+    },
+    "s09_memory": {
+        "run_turn()",  # AGENTS.md before a new conversation's first prompt
+        "agent()",  # a subagent's first message: AGENTS.md, then its task
+        "compacted_history()",  # AGENTS.md read again, first in the new history
+        "Session",  # the files last read, for /memory
+        "typed_text()",  # the scripted model finds the prompt after AGENTS.md
+        "make_session()",  # the files read, on the banner
+        "COMMANDS",  # /memory, /remember
     },
     "s10_skills": {
         "run_turn()",  # the skills' catalog after a new conversation's first prompt
@@ -255,7 +266,8 @@ CORE = {
         "_the_calls_stay",
         "tests/test_s08_compact.py::test_past_compact_at_the_summary_request_is_the_loops_own"
         "_plus_the_instruction",
-        "tests/test_s08_compact.py::test_the_new_history_carries_plan_mode_and_the_newest_plan",
+        "tests/test_s08_compact.py::test_the_new_history_carries_plan_mode_and_the_approved"
+        "_plan",
         "tests/test_s08_compact.py::test_still_over_after_a_summary_the_turn_stops_without_a"
         "_second_summary",
         "tests/test_s08_compact.py::test_a_too_long_reply_summarises_once_and_the_call_is_tried"
@@ -270,6 +282,15 @@ CORE = {
         "tests/test_s09_memory.py::test_the_subagent_gets_the_same_block_before_its_task",
         "tests/test_s09_memory.py::test_a_change_to_agents_md_asks_in_every_mode_over_an_allow"
         "_rule",
+    ],
+    "s10_skills": [
+        "tests/test_s10_skills.py::test_the_first_request_lists_the_two_skills_the_model_may_use"
+        "_and_no_body",
+        "tests/test_s10_skills.py::test_the_skill_tool_returns_the_body_with_its_arguments_and"
+        "_once",
+        "tests/test_s10_skills.py::test_slash_name_sends_the_body_with_its_arguments_as_the_prompt",
+        "tests/test_s10_skills.py::test_after_a_summary_the_body_used_comes_back_with_the_catalog",
+        "tests/test_s10_skills.py::test_a_change_to_a_skill_asks_in_every_mode_over_an_allow_rule",
     ],
     "s11_mcp": [
         "tests/test_s11_mcp.py::test_a_call_reaches_the_server_with_its_arguments_and_its_text"

@@ -849,6 +849,60 @@ def is_special_file(path):
     return os.path.exists(path) and not (os.path.isfile(path) or os.path.isdir(path))
 
 
+class OwnFileError(Exception):
+    """A file the harness reads for itself that it will not use: str() is the one line to show,
+    naming the file and the reason."""
+
+
+def read_own_file(path, folder, limit):
+    """The text of a file the harness reads for itself, to obey it or to send it to the model
+    (a script, settings.json, a plan), read as carefully as a tool reads one: a regular file
+    only (a named pipe, a socket or a device is refused before it is opened, and a file swapped
+    in is never waited on), at most `limit` bytes, UTF-8. `folder` is the place the file
+    belongs: it must be inside it, with no symlink on its way and no second hard link (the same
+    file by another name). None: a path the user named on the command line, read as named.
+    Raises OwnFileError."""
+    path = Path(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+    try:
+        if folder is None:
+            where, checked = path, os.stat(path)
+        else:
+            written = Path(os.path.abspath(path))
+            if not written.is_relative_to(os.path.abspath(folder)):
+                raise OwnFileError(f"{path}: outside {folder}, where it belongs")
+            where = Path(os.path.realpath(folder))  # a loop in it fails below, as ELOOP
+            for part in written.relative_to(os.path.abspath(folder)).parts:
+                where = where / part
+                if where.is_symlink():
+                    raise OwnFileError(f"{path}: a symbolic link is on its way (the harness "
+                                       "reads no file of its own through a link)")
+            checked = os.lstat(where)
+            flags |= getattr(os, "O_NOFOLLOW", 0)
+        if os.path.isdir(where):
+            raise OwnFileError(f"{path}: a folder, not a file")
+        if is_special_file(where):  # checked before it is opened: opening a FIFO waits
+            raise OwnFileError(f"{path}: not a regular file (a named pipe, a socket or a device)")
+        if folder is not None and checked.st_nlink > 1:
+            raise OwnFileError(f"{path}: it has a second hard link (the same file by another "
+                               "name, which may be outside)")
+        if checked.st_size > limit:
+            raise OwnFileError(f"{path}: larger than {limit:,} bytes")
+        with open(os.open(where, flags), "rb") as file:
+            opened = os.fstat(file.fileno())
+            if (opened.st_dev, opened.st_ino) != (checked.st_dev, checked.st_ino):
+                raise OwnFileError(f"{path}: it was replaced while it was opened")
+            data = file.read(limit + 1)
+    except (OSError, ValueError) as error:  # ValueError: a NUL byte in the path
+        raise OwnFileError(f"{path}: {getattr(error, 'strerror', None) or error}") from None
+    if len(data) > limit:  # it grew after the check
+        raise OwnFileError(f"{path}: larger than {limit:,} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise OwnFileError(f"{path}: not UTF-8 text") from None
+
+
 def parse_json(text, path, error):
     """json.loads, with what any file can do to the parser said in one line, raised as `error`:
     lists and objects nested past its limit, an integer too long to read. A JSONDecodeError
@@ -863,19 +917,16 @@ def parse_json(text, path, error):
         raise error(f"{path}: a number in it is too long to read") from None
 
 
+SCRIPT_LIMIT = 100_000_000  # bytes of a script or a trace (a long session's trace is large)
+
+
 def load_script(path):
     """Read a script ({"prompt", "turns"}) or a trace (one JSON line per call)."""
     path = Path(path)
-    if is_special_file(path):
-        raise ScriptError(f"cannot read {path}: it is not a regular file")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise ScriptError(f"cannot read {path}: {error.strerror}") from None
-    except UnicodeDecodeError:
-        raise ScriptError(f"cannot read {path}: it is not UTF-8 text") from None
-    except MemoryError:
-        raise ScriptError(f"cannot read {path}: it is too large") from None
+    try:  # the file the user named on the command line
+        text = read_own_file(path, None, SCRIPT_LIMIT)
+    except OwnFileError as error:
+        raise ScriptError(str(error)) from None
     try:  # a script is one JSON object; so is a trace of one call
         script = parse_json(text, path, ScriptError)
     except json.JSONDecodeError:
@@ -967,10 +1018,19 @@ class ScriptedModel:
         # feedback after an answer in one's own words), the first conditional turn that fits.
         candidates = list(range(self.position, len(turns)))
         candidates += [number for number in range(self.position) if turns[number].get("when")]
+        # A prompt typed after a Ctrl-C joins the cancelled turn: a turn ahead that only goes on
+        # with the script (no `when`) was written for the script's prompt, not for this one.
+        new_prompt = ("Interrupted by the user." in newest
+                      and typed not in ("", (prompt or "").strip())
+                      and any(not turn.get("when") for turn in turns[self.position:]))
         for number in candidates:
-            if turns[number].get("when", "") in newest:
+            when = turns[number].get("when", "")
+            if when in newest and (when or not new_prompt):
                 self.position = number + 1
                 return make_message(turns[number], model, self.tool_numbers, self.calls)
+        if new_prompt:
+            return self.say(model, "(This is a scripted model, and its script has no turn for a "
+                                   "new prompt after a cancelled turn. /restart plays it again.)")
         self.position = len(turns)
         return self.say(model, "(The script has no more turns: this is where the recorded "
                                "session ended. In the REPL, /restart plays it again.)")
@@ -1012,6 +1072,33 @@ def parse_args(argv):
 def has_key():
     return bool(os.environ.get("ANTHROPIC_API_KEY")) or bool(
         os.environ.get("ANTHROPIC_AUTH_TOKEN") and os.environ.get("ANTHROPIC_BASE_URL"))
+
+
+def own_command(*arguments):
+    """The command that runs this program with these arguments, as typed where the user is: this
+    Python and this code.py, relative to the current folder when they are inside it."""
+    words = []
+    for path in (sys.executable, str(HERE / "code.py")):
+        relative = os.path.relpath(path)
+        if relative.startswith(os.pardir):
+            relative = path
+        elif os.sep not in relative:  # a bare name would be looked up on PATH
+            relative = os.path.join(os.curdir, relative)
+        words.append(relative)
+    return " ".join(words + list(arguments))
+
+
+def needs_a_key(args):
+    """The one line for a prompt only a real model can answer: no key, no --offline or --script,
+    and not the prompt the chapter's script was written for; else None."""
+    if args.prompt is None or args.offline or args.script or has_key():
+        return None
+    own = (load_script(HERE / "scenario.json").get("prompt") or "").strip()
+    if not own or args.prompt.strip() in ("", own):
+        return None
+    return (f"{CHAPTER}: this prompt needs a real model: set ANTHROPIC_API_KEY in .env (see "
+            f".env.example). Without a key, play the chapter's script: "
+            f"{own_command('--offline', json.dumps(own, ensure_ascii=False))}")
 
 
 def make_session(args):
@@ -1138,6 +1225,10 @@ def main(argv=None):
     load_dotenv()
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
+        unanswerable = needs_a_key(args)
+        if unanswerable:
+            print(unanswerable, file=sys.stderr)
+            return 2
         session, banner = make_session(args)
     except (ScriptError, OSError) as error:
         print(f"{CHAPTER}: {error}", file=sys.stderr)
@@ -1156,7 +1247,7 @@ def main(argv=None):
             played = f"--script {args.script}" if args.script else "--offline"
             own = json.dumps(session.client.script["prompt"].strip(), ensure_ascii=False)
             show(f"[The script did not play: it was written for another prompt. To play it: "
-                 f"python {CHAPTER}/code.py {played} {own}]")
+                 f"{own_command(played, own)}]")
             return 1
         return 0 if finished else 1
     return repl(session)

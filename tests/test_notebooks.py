@@ -73,6 +73,12 @@ IDEA_SHOWS = {
         r"system prompt unchanged: True",
         r"every request starts with the same block: True",
     ],
+    "s10_skills": [
+        r"<skills>\n +The skills below are instructions for particular tasks",
+        r"- review: Check a change to tally before it is handed over\.\n +</skills>",
+        r"a body in the first request: False",
+        r"the skill's result:\n +Record this change in CHANGELOG\.md: tally\.py takes",
+    ],
     "s11_mcp": [
         r"tracker send    initialize\ntracker receive the answer to id 1\n"
         r"tracker send    notifications/initialized\ntracker send    tools/list\n",
@@ -90,7 +96,7 @@ QUESTIONS = {
     "s06_plan_mode": [  # the model's question (ask_user_question), then the plan approval
         "      2. No: Change greet.py only; README.md stays as it is.\n"
         "    a number (1-2), your own answer, or empty to skip: [scripted] 2\n",
-        "or type feedback: [scripted] a\n",
+        "or type feedback to keep planning: [scripted] a\n",
     ],
 }
 

@@ -172,10 +172,10 @@ def test_a_file_the_careful_reader_refuses_is_one_line_and_left_out(s09, project
 
     first = memory(*read(project["home"], project["root"], project["workdir"]))
     assert client.calls[0]["messages"] == [user(first, text(PROMPT))]
-    assert capsys.readouterr().out == f"[memory: {project['app']} not read: {refused}]\nDone.\n"
+    assert capsys.readouterr().out == f"[An AGENTS.md is not read: {refused}]\nDone.\n"
 
 
-def test_a_link_that_leads_above_the_project_root_is_not_read(s09, project, capsys):
+def test_a_link_to_a_file_above_the_project_root_is_not_read(s09, project, capsys):
     project["workdir"].unlink()
     project["workdir"].symlink_to(project["above"])
     client = FakeClient(reply(text("Done.")))
@@ -185,8 +185,9 @@ def test_a_link_that_leads_above_the_project_root_is_not_read(s09, project, caps
 
     first = memory(*read(project["home"], project["root"], project["app"]))
     assert client.calls[0]["messages"] == [user(first, text(PROMPT))]
-    assert capsys.readouterr().out.splitlines()[0].startswith(
-        f"[memory: {project['workdir']} not read: ")
+    assert capsys.readouterr().out.splitlines()[0] == (
+        f"[An AGENTS.md is not read: {project['workdir']}: a symbolic link is on its way (the "
+        "harness reads no file of its own through a link)]")
 
 
 # ======================================================================

@@ -2,12 +2,12 @@
 
 Task: Claude Code strips block-level HTML comments from CLAUDE.md before the model sees it:
 what the people who maintain the file write for each other costs no tokens. Do the same for
-AGENTS.md: in the text `memory_blocks` sends, every `<!-- ... -->` (it may span lines) is gone,
-together with the newline right after it. A `<!--` that is never closed stays as it is. The file
-on disk does not change.
+AGENTS.md: in the text `memory_blocks` sends, every HTML comment (it may span lines) is gone,
+together with the newline right after it. A comment that is never closed stays as it is. The
+file on disk does not change.
 
-Hint: `memory_blocks` has each file's text before it marks it; `str.find` walks from one
-`<!--` to its `-->` without a regex.
+Hint: `memory_blocks` has each file's text before it marks it; `str.find` walks from a
+comment's start to its `-->` without a regex.
 """
 
 from pathlib import Path
