@@ -1658,12 +1658,19 @@ def spend_limit_reached(body):
 # ======================================================================
 
 @dataclass
+class Conversation:
+    """One conversation with the model: its history, and what belongs to it alone (later
+    chapters add the todo list, notes, counts). /clear starts a new one; so does a subagent."""
+    messages: list = field(default_factory=list)  # the history, as the API takes it
+
+
+@dataclass
 class Session:
     client: object
     model: str
     workdir: Path
     trace: Path | None = None
-    messages: list = field(default_factory=list)
+    conversation: Conversation = field(default_factory=Conversation)  # the one the loop runs
     args: object = None  # the command line it was made from, for /restart
     live: bool = False  # the real API answers: prompt caching, and a line of usage per call
     max_calls: int = MAX_CALLS  # model calls one prompt may make (--max-calls)
@@ -1672,6 +1679,19 @@ class Session:
     tool_environment: dict = field(default_factory=dict)
     mode: str = "default"  # the permission mode
     settings: dict = field(default_factory=dict)  # .agent/settings.json
+
+    # The conversation's fields are read and set on the session: session.messages is
+    # session.conversation.messages, and so is each field a later chapter adds to Conversation.
+    def __getattr__(self, name):  # called only for a name the session itself does not have
+        if name in Conversation.__dataclass_fields__:
+            return getattr(self.conversation, name)
+        raise AttributeError(f"'Session' object has no attribute {name!r}")
+
+    def __setattr__(self, name, value):
+        if name in Conversation.__dataclass_fields__:
+            setattr(self.conversation, name, value)
+        else:
+            super().__setattr__(name, value)
 
 
 def add_user_blocks(messages, blocks):
@@ -2145,7 +2165,7 @@ def command_restart(session, argument):
 
 def command_clear(session, argument):
     """/clear starts a new conversation; the rest of the session stays as it is."""
-    session.messages.clear()
+    session.conversation = Conversation()
     where = ""
     if isinstance(session.client, ScriptedModel):
         where = " The script goes on where it was (/restart plays it from its start)."

@@ -1998,12 +1998,21 @@ def spend_limit_reached(body):
 # ======================================================================
 
 @dataclass
+class Conversation:
+    """One conversation with the model: its history, and what belongs to it alone (later
+    chapters add the todo list, notes, counts). /clear starts a new one; so does a subagent."""
+    messages: list = field(default_factory=list)  # the history, as the API takes it
+    todos: list = field(default_factory=list)  # the model's todo list
+    rounds_since_todo: int = 0  # tool rounds since the last todo_write that passed
+
+
+@dataclass
 class Session:
     client: object
     model: str
     workdir: Path
     trace: Path | None = None
-    messages: list = field(default_factory=list)
+    conversation: Conversation = field(default_factory=Conversation)  # the one the loop runs
     args: object = None  # the command line it was made from, for /restart
     live: bool = False  # the real API answers: prompt caching, and a line of usage per call
     max_calls: int = MAX_CALLS  # model calls one prompt may make (--max-calls)
@@ -2013,8 +2022,19 @@ class Session:
     mode: str = "default"  # the permission mode
     settings: dict = field(default_factory=dict)  # .agent/settings.json
     hooks: list = field(default_factory=list)  # Hook objects, in the order they run
-    todos: list = field(default_factory=list)  # the model's todo list
-    rounds_since_todo: int = 0  # tool rounds since the last todo_write that passed
+
+    # The conversation's fields are read and set on the session: session.messages is
+    # session.conversation.messages, and so is each field a later chapter adds to Conversation.
+    def __getattr__(self, name):  # called only for a name the session itself does not have
+        if name in Conversation.__dataclass_fields__:
+            return getattr(self.conversation, name)
+        raise AttributeError(f"'Session' object has no attribute {name!r}")
+
+    def __setattr__(self, name, value):
+        if name in Conversation.__dataclass_fields__:
+            setattr(self.conversation, name, value)
+        else:
+            super().__setattr__(name, value)
 
 
 def add_user_blocks(messages, blocks):
@@ -2491,8 +2511,7 @@ def command_restart(session, argument):
 
 def command_clear(session, argument):
     """/clear starts a new conversation; the rest of the session stays as it is."""
-    session.messages.clear()
-    session.todos, session.rounds_since_todo = [], 0  # the model's notes on what is gone
+    session.conversation = Conversation()
     where = ""
     if isinstance(session.client, ScriptedModel):
         where = " The script goes on where it was (/restart plays it from its start)."

@@ -603,7 +603,7 @@ def check_permission(session, name, tool_input):
 def ask_permission(session, block):
     """Show the whole call and ask: y once, a always (a rule), n no."""
     name, tool_input = block["name"], block["input"]
-    asker = f'subagent "{one_line(session.subagent)}" asks: ' if session.subagent else ""
+    asker = f"{session.subagent.label} asks: " if session.subagent else ""
     show(f"? {asker}allow {describe_call(block)}", 2)
     why = asks_in_every_mode(session, name, tool_input)
     if why:
@@ -931,7 +931,7 @@ def stop_hook_sends_back(session, text, sent_back):
     STOP_HOOK_LIMIT times the turn ends anyway. A subagent's answer goes to the SubagentStop
     hooks instead, which also get its description."""
     event = "SubagentStop" if session.subagent else "Stop"
-    details = {"description": session.subagent} if session.subagent else {}
+    details = {"description": session.subagent.description} if session.subagent else {}
     hooked = run_hooks(session, event, stop_hook_active=bool(sent_back), last_message=text,
                        **details)
     if hooked["decision"] != "block":
@@ -1373,6 +1373,18 @@ SUBAGENT_HIDDEN = {"agent", "todo_write", "enter_plan_mode", "exit_plan_mode",
                    "ask_user_question"}
 
 
+@dataclass
+class Subagent:
+    """What makes a session a subagent's (the main agent's has None): its task's description,
+    and the tools it is not offered."""
+    description: str  # the short label the agent call gave its task
+    hidden: frozenset = frozenset(SUBAGENT_HIDDEN)
+
+    @property
+    def label(self):  # how the screen and the trailer name it: subagent "Find greet"
+        return f'subagent "{one_line(self.description)}"'
+
+
 def subagent_system_prompt(workdir):
     return (
         f"You are a subagent: another agent gave you one task. Your working directory is "
@@ -1413,28 +1425,29 @@ def agent(session, description, prompt):
     if not description.strip() or not prompt.strip():
         raise ToolError("agent needs a non-empty description and prompt.")
     # The child is the parent's session (client, workdir, modes, rules, hooks, trace) with a
-    # history, notes, todos and counts of its own; its lines go four spaces further in.
+    # conversation of its own, the prompt its one message; its lines go four spaces further in.
     child = replace(
         session,
-        messages=[{"role": "user", "content": [{"type": "text", "text": prompt}]}],
-        subagent=description, indent=session.indent + 4, notes=[], todos=[], tokens=0,
-        max_calls=min(SUBAGENT_MAX_CALLS, session.max_calls - session.calls),
-        measured=None, summarised=False, compactions=0, prompt=prompt)  # its own context
+        conversation=Conversation(messages=[
+            {"role": "user", "content": [{"type": "text", "text": prompt}]}], prompt=prompt),
+        subagent=Subagent(description), indent=session.indent + 4,
+        max_calls=min(SUBAGENT_MAX_CALLS, session.max_calls - session.calls))
     answer, spent = run_subagent(session, child)  # ToolError if it ends without an answer
     return f"{cut_answer(answer)}\n\n{spent}"
 
 
 def offered_tools(session):
-    """The tools a request offers: plan mode's choice; for a subagent, less SUBAGENT_HIDDEN."""
+    """The tools a request offers: plan mode's choice; for a subagent, less its hidden ones."""
     if session.subagent:
-        return [tool for tool in tools_for(session) if tool["name"] not in SUBAGENT_HIDDEN]
+        hidden = session.subagent.hidden
+        return [tool for tool in tools_for(session) if tool["name"] not in hidden]
     return tools_for(session)
 
 
 def subagent_refuses(session, name, tool_input):
     """Why a subagent may not make this call, or None. In plan mode it may only read, as its
     parent: plan mode's own test, said in words for a subagent, which has no plan to submit."""
-    if session.subagent and name in SUBAGENT_HIDDEN:
+    if session.subagent and name in session.subagent.hidden:
         return (f"Denied: a subagent cannot use {name}. Do the task with bash and the file "
                 "tools, and end with your report.")
     if session.subagent and session.plan_mode and not plan_mode_allows(session, name,
@@ -2302,7 +2315,7 @@ def run_subagent(session, child):
     how it ended without one (the trailer too). Ctrl-C goes on up, saying so. Whatever
     happens, its calls count in the parent's --max-calls, and an allow rule the user saved at
     its question stays saved."""
-    who = f'The subagent "{one_line(child.subagent)}"'
+    who = f"The {child.subagent.label}"
     if child.max_calls < 1:
         raise ToolError(f"{who} did not start: this prompt has made all its model calls "
                         f"(--max-calls {session.max_calls}).")
@@ -2346,7 +2359,7 @@ def trailer(child, seconds):
     whole and rounded down (a run that takes well under one says 0 s, run after run)."""
     tool_calls = sum(block.get("type") == "tool_use" for message in child.messages
                      if message["role"] == "assistant" for block in message["content"])
-    return (f'[subagent "{one_line(child.subagent)}": {child.calls} model '
+    return (f"[{child.subagent.label}: {child.calls} model "
             f"call{'s' if child.calls != 1 else ''}, {tool_calls} tool "
             f"call{'s' if tool_calls != 1 else ''}, {child.tokens:,} tokens, "
             f"{int(seconds)} s]")
@@ -2706,12 +2719,12 @@ def call_model(session, request, mark=None):
                 for block in response.content]})
         record = {**(mark or {}), "request": request, "response": traced.to_dict(mode="json")}
         if session.subagent:  # a subagent's call: marked with its description
-            record = {"agent": session.subagent, **record}
+            record = {"agent": session.subagent.description, **record}
         with open(session.trace, "a", encoding="utf-8") as trace:
             trace.write(json.dumps(record) + "\n")
     session.tokens += tokens_used(getattr(response, "usage", None))
     if session.live:  # a subagent's tokens on a line of their own, under its agent call
-        who = f'subagent "{one_line(session.subagent)}" tokens' if session.subagent else "tokens"
+        who = f"{session.subagent.label} tokens" if session.subagent else "tokens"
         show_usage(getattr(response, "usage", None), session.indent, who)
     for block in [block for block in response.content if not sdk_knows(block)]:
         # Another provider's own kind of block: sent back, it could make every later call fail.
@@ -2906,12 +2919,28 @@ def spend_limit_reached(body):
 # ======================================================================
 
 @dataclass
+class Conversation:
+    """One conversation with the model: its history, and what belongs to it alone (later
+    chapters add the todo list, notes, counts). /clear starts a new one; so does a subagent."""
+    messages: list = field(default_factory=list)  # the history, as the API takes it
+    todos: list = field(default_factory=list)  # the model's todo list
+    rounds_since_todo: int = 0  # tool rounds since the last todo_write that passed
+    notes: list = field(default_factory=list)  # texts for the next user turn
+    calls: int = 0  # model calls made for the prompt (a subagent's: for its task)
+    tokens: int = 0  # tokens its model calls used, in and out
+    measured: tuple | None = None  # the last reply's tokens, and the characters they count
+    summarised: bool = False  # a summary was made, and no reply has come under --compact-at
+    compactions: int = 0  # summaries made in this conversation
+    prompt: str = ""  # the user's last prompt
+
+
+@dataclass
 class Session:
     client: object
     model: str
     workdir: Path
     trace: Path | None = None
-    messages: list = field(default_factory=list)
+    conversation: Conversation = field(default_factory=Conversation)  # the one the loop runs
     args: object = None  # the command line it was made from, for /restart
     live: bool = False  # the real API answers: prompt caching, and a line of usage per call
     max_calls: int = MAX_CALLS  # model calls one prompt may make (--max-calls)
@@ -2921,21 +2950,25 @@ class Session:
     mode: str = "default"  # the permission mode
     settings: dict = field(default_factory=dict)  # .agent/settings.json
     hooks: list = field(default_factory=list)  # Hook objects, in the order they run
-    todos: list = field(default_factory=list)  # the model's todo list
-    rounds_since_todo: int = 0  # tool rounds since the last todo_write that passed
     session_id: str = field(default_factory=new_session_id)
     plan_mode: bool = False  # a flag beside the permission mode, not one of its values
-    notes: list = field(default_factory=list)  # texts for the next user turn
-    subagent: str = ""  # the description of the task a subagent does; "" for the main agent
+    subagent: Subagent | None = None  # what makes it a subagent's; None for the main agent
     indent: int = 0  # where its lines start on the screen: a subagent's, under its agent call
-    calls: int = 0  # model calls made for the prompt (a subagent's: for its task)
-    tokens: int = 0  # tokens its model calls used, in and out
     clear_at: int = CLEAR_AT  # tokens of context that clear old tool results (--clear-at)
     compact_at: int = COMPACT_AT  # tokens of context that summarise the history (--compact-at)
-    measured: tuple | None = None  # the last reply's tokens, and the characters they count
-    summarised: bool = False  # a summary was made, and no reply has come under --compact-at
-    compactions: int = 0  # summaries made in this session
-    prompt: str = ""  # the user's last prompt
+
+    # The conversation's fields are read and set on the session: session.messages is
+    # session.conversation.messages, and so is each field a later chapter adds to Conversation.
+    def __getattr__(self, name):  # called only for a name the session itself does not have
+        if name in Conversation.__dataclass_fields__:
+            return getattr(self.conversation, name)
+        raise AttributeError(f"'Session' object has no attribute {name!r}")
+
+    def __setattr__(self, name, value):
+        if name in Conversation.__dataclass_fields__:
+            setattr(self.conversation, name, value)
+        else:
+            super().__setattr__(name, value)
 
 
 def add_user_blocks(messages, blocks):
@@ -3436,9 +3469,7 @@ def command_restart(session, argument):
 
 def command_clear(session, argument):
     """/clear starts a new conversation; the rest of the session stays as it is."""
-    session.messages.clear()
-    session.todos, session.rounds_since_todo = [], 0  # the model's notes on what is gone
-    session.measured, session.summarised = None, False
+    session.conversation = Conversation()
     # The new conversation has not heard of plan mode yet.
     session.notes = [PLAN_MODE_ENTERED] if session.plan_mode else []
     where = ""
