@@ -222,7 +222,8 @@ CALL_SUBJECT = {"bash": "command"}
 
 
 def run_tool(session, block):
-    """Run one tool_use block and return its tool_result. Never raises."""
+    """Run one tool_use block and return its tool_result. It raises only PlanRejected: the
+    user's answer to the plan, which run_tools makes the call's result."""
     name, tool_input = block["name"], block["input"]
     try:
         handler = TOOL_HANDLERS.get(name)
@@ -2337,18 +2338,22 @@ def sdk_knows(block):
     return block.type in getattr(getattr(declared, "annotation", None), "__args__", ())
 
 
+def usage_count(usage, name):
+    """One count a reply's usage states, or None if it states none (a bool is not a count)."""
+    value = getattr(usage, name, None)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def show_usage(usage):
     """One faint line after a live call: the tokens in (of them, read from the prompt cache and
     written to it) and out. The trace keeps the usage exactly as the API sent it."""
     def count(name):
-        value = getattr(usage, name, None)
-        return value if isinstance(value, int) else 0
+        return usage_count(usage, name) or 0
 
     read, written = count("cache_read_input_tokens"), count("cache_creation_input_tokens")
     line = (f"  [tokens: {count('input_tokens') + read + written:,} in ({read:,} read from the "
             f"cache, {written:,} written to it), {count('output_tokens'):,} out]")
-    if not all(isinstance(getattr(usage, name, None), int)
-               for name in ("input_tokens", "output_tokens")):
+    if any(usage_count(usage, name) is None for name in ("input_tokens", "output_tokens")):
         line = "  [tokens: the reply did not say how many]"
     print(f"\x1b[2m{line}\x1b[0m" if sys.stdout.isatty() else line, flush=True)
 
@@ -2876,33 +2881,19 @@ def make_session(args):
         banner = [f"{CHAPTER} · offline ({why}): the scripted model plays {script_path}"]
         if script.get("prompt"):
             banner.append(f"the script was written for: {script['prompt']}")
+        workdir = made_workdir(args.workdir) if args.workdir else fresh_workspace()
+        tool_environment = {"HOME": str(workdir)}  # whatever a script says, `~` is the copy
+        banner.append(f"workdir: {workdir}  (also HOME for the tools, offline)")
+        if not args.workdir:
+            banner.append(f"(a fresh copy of workspace/, kept after the run to look at; "
+                          f"rm -rf {workdir.parent} removes them all)")
     else:
         client = live_client()
         model = os.environ.get("MODEL_ID") or DEFAULT_MODEL
         banner = [f"{CHAPTER} · live: {model} at {client.base_url}"]
-    if args.workdir:
-        workdir = args.workdir.resolve()
-        workdir.mkdir(parents=True, exist_ok=True)
-    elif offline:  # in a folder of the learner's own: no one else's copies are in it
-        own = Path(tempfile.gettempdir()) / f"build-an-agent-{os.getuid()}"
-        own.mkdir(mode=0o700, exist_ok=True)
-        if own.is_symlink() or own.stat().st_uid != os.getuid() or own.stat().st_mode & 0o022:
-            raise OSError(f"{own} is not a folder of yours that only you can write to: "
-                          "remove it, or set TMPDIR to another folder")
-        workdir = Path(tempfile.mkdtemp(prefix=f"{PROMPT_LABEL}-", dir=own))
-        shutil.copytree(HERE / "workspace", workdir, dirs_exist_ok=True)
-        workdir = workdir.resolve()
-    else:
-        workdir = Path.cwd().resolve()
-    tool_environment = {}
-    if offline:  # whatever a script says, `~` is the scratch copy
-        tool_environment["HOME"] = str(workdir)
-        banner.append(f"workdir: {workdir}  (also HOME for the tools, offline)")
-    else:
+        workdir = made_workdir(args.workdir) if args.workdir else Path.cwd().resolve()
+        tool_environment = {}
         banner.append(f"workdir: {workdir}")
-    if offline and not args.workdir:
-        banner.append(f"(a fresh copy of workspace/, kept after the run to look at; "
-                      f"rm -rf {workdir.parent} removes them all)")
     if args.trace:
         open(args.trace, "a").close()  # a trace that cannot be written fails now, not mid-session
     settings = load_settings(workdir)
@@ -2921,6 +2912,26 @@ def make_session(args):
     if args.plan:
         banner.append(enter_plan(session))
     return session, banner
+
+
+def made_workdir(path):
+    """The folder --workdir names, made if it is missing."""
+    workdir = path.resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    return workdir
+
+
+def fresh_workspace():
+    """Offline without --workdir: a fresh copy of workspace/, in a folder of the learner's own
+    (no one else's copies are in it)."""
+    own = Path(tempfile.gettempdir()) / f"build-an-agent-{os.getuid()}"
+    own.mkdir(mode=0o700, exist_ok=True)
+    if own.is_symlink() or own.stat().st_uid != os.getuid() or own.stat().st_mode & 0o022:
+        raise OSError(f"{own} is not a folder of yours that only you can write to: "
+                      "remove it, or set TMPDIR to another folder")
+    workdir = Path(tempfile.mkdtemp(prefix=f"{PROMPT_LABEL}-", dir=own))
+    shutil.copytree(HERE / "workspace", workdir, dirs_exist_ok=True)
+    return workdir.resolve()
 
 
 def read_line(prompt):
