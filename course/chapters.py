@@ -34,7 +34,6 @@ CHANGES = {
         "THE AGENT LOOP",
         "THE TOOLS",
         "PERMISSIONS",
-        "CALLING THE MODEL",
         "THE SESSION",
         "THE COMMAND LINE",
     },

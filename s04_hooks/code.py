@@ -168,6 +168,100 @@ def run_turn(session, prompt):
     return False
 
 
+# The steps of the loop, in its order: the request it sends, a reply's blocks as the history
+# keeps them, the turns the history grows by, and how a reply that did not stop for tools
+# ends the turn.
+def build_request(session):
+    system = system_prompt(session.workdir)
+    if session.live:  # the tools and this prompt begin every request: the API may cache them
+        system = [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
+    return {
+        "model": session.model,
+        "max_tokens": MAX_TOKENS,
+        "system": system,
+        "tools": TOOLS,
+        "messages": session.messages,
+    }
+
+
+def is_blank(block):
+    """The API refuses blank text blocks, and an empty assistant turn, in the history."""
+    return block.type == "text" and not block.text.strip()
+
+
+def block_to_dict(block):
+    """A response block as the plain dict the API takes back in `messages`."""
+    if block.type == "text":
+        return {"type": "text", "text": block.text}
+    if block.type == "tool_use":
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    return block.to_dict(mode="json")
+
+
+def add_assistant_blocks(messages, blocks):
+    """Add blocks to the assistant turn at the end of the history, or start one: a turn the
+    API paused (pause_turn) goes on in the same assistant turn. A tool input nested too
+    deeply to copy or send again is kept as {}; its tool result says why. Every string is made
+    encodable: a lone surrogate in model text would fail every later request."""
+    blocks = [dict(block, input={}) if block["type"] == "tool_use" and too_deep(block["input"])
+              else block for block in blocks]
+    blocks = [encodable_value(block) for block in blocks]
+    if messages and messages[-1]["role"] == "assistant":
+        messages[-1]["content"].extend(blocks)
+    else:
+        messages.append({"role": "assistant", "content": list(blocks)})
+
+
+def add_user_blocks(messages, blocks):
+    """Add blocks to the user turn at the end of the history, or start one.
+
+    Roles must alternate. After an interrupted turn the history can already end
+    with a user turn; the next prompt then joins it instead of following it.
+    """
+    if messages and messages[-1]["role"] == "user":
+        messages[-1]["content"].extend(blocks)
+    else:
+        messages.append({"role": "user", "content": list(blocks)})
+
+
+def finish_reply(session, response, tool_uses):
+    """A reply that did not stop for tools: its tool calls do not run, but each gets a result,
+    so that the history stays valid. Raises TurnStopped unless the model ended its turn well."""
+    stop_reason = response.stop_reason
+    if tool_uses:
+        not_run = f"Not run: the reply stopped with {stop_reason}."
+        add_user_blocks(session.messages, [tool_result(block["id"], not_run, is_error=True)
+                                           for block in tool_uses])
+    if stop_reason in ("end_turn", "tool_use", "stop_sequence"):
+        return
+    line = STOP_MESSAGES.get(stop_reason, f"[The model stopped: {stop_reason}.]")
+    explanation = getattr(getattr(response, "stop_details", None), "explanation", None)
+    if stop_reason == "refusal" and isinstance(explanation, str) and explanation.strip():
+        line = f"[The model declined to continue: {' '.join(explanation.split())[:300]}]"
+    raise TurnStopped(line, forget_prompt=stop_reason in FORGET_PROMPT)
+
+
+STOP_MESSAGES = {
+    "max_tokens": f"[The reply was cut off at max_tokens ({MAX_TOKENS}).]",
+    "refusal": "[The model declined to continue.]",
+    "model_context_window_exceeded":
+        "[The conversation no longer fits the model's context window: /clear starts a new one.]",
+    "pause_turn": "[The model paused its turn, and it could not be sent back to go on.]",
+}
+# The API asks for a refused prompt to be taken back, or later prompts are refused too; a
+# conversation too long for the context window only grows with each prompt.
+FORGET_PROMPT = {"refusal", "model_context_window_exceeded"}
+
+
+class TurnStopped(Exception):
+    """The turn cannot go on: the line that says why, and whether its prompt must be forgotten
+    (a refused prompt, or one the conversation no longer has room for)."""
+
+    def __init__(self, line, forget_prompt=False):
+        super().__init__(line)
+        self.forget_prompt = forget_prompt
+
+
 # ======================================================================
 # THE TOOLS
 # ======================================================================
@@ -232,6 +326,17 @@ def run_tool(session, block):
     except Exception as error:  # a bug in a tool must not end the session
         failure = f"The tool failed: {type(error).__name__}: {error}"
         return tool_result(block["id"], failure, is_error=True)
+
+
+def tool_result(tool_use_id, text, is_error=False):
+    result = {"type": "tool_result", "tool_use_id": tool_use_id, "content": encodable(text)}
+    if is_error:
+        result["is_error"] = True
+    return result
+
+
+class ToolError(Exception):
+    """A tool failed in a way the model should hear about (is_error: true)."""
 
 
 # ======================================================================
@@ -1535,17 +1640,6 @@ def run_bash(session, command):
 # TOOL RESULTS AND INPUT CHECKS
 # ======================================================================
 
-class ToolError(Exception):
-    """A tool failed in a way the model should hear about (is_error: true)."""
-
-
-def tool_result(tool_use_id, text, is_error=False):
-    result = {"type": "tool_result", "tool_use_id": tool_use_id, "content": encodable(text)}
-    if is_error:
-        result["is_error"] = True
-    return result
-
-
 def encodable(text):
     """The text as UTF-8 can carry it. A file name that is not UTF-8 (caf\xe9.txt) reaches Python
     with a lone surrogate, which no request can encode: every later call would fail. Each such
@@ -1623,19 +1717,6 @@ def input_problem(name, schema, tool_input):
 API_TIMEOUT = anthropic.Timeout(300, connect=10)  # seconds for a whole reply; to connect
 
 
-def build_request(session):
-    system = system_prompt(session.workdir)
-    if session.live:  # the tools and this prompt begin every request: the API may cache them
-        system = [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
-    return {
-        "model": session.model,
-        "max_tokens": MAX_TOKENS,
-        "system": system,
-        "tools": TOOLS,
-        "messages": session.messages,
-    }
-
-
 def call_model(session, request):
     """One model call. With --trace, append exactly what was sent and received."""
     try:
@@ -1700,20 +1781,6 @@ def is_too_long(error):
     message = (error.api_message or "").lower()
     return error.status_code == 413 or (error.status_code == 400 and any(
         words in message for words in ("prompt is too long", "exceed context limit")))
-
-
-def is_blank(block):
-    """The API refuses blank text blocks, and an empty assistant turn, in the history."""
-    return block.type == "text" and not block.text.strip()
-
-
-def block_to_dict(block):
-    """A response block as the plain dict the API takes back in `messages`."""
-    if block.type == "text":
-        return {"type": "text", "text": block.text}
-    if block.type == "tool_use":
-        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
-    return block.to_dict(mode="json")
 
 
 def describe_api_error(error):
@@ -1903,32 +1970,6 @@ class Session:
             super().__setattr__(name, value)
 
 
-def add_user_blocks(messages, blocks):
-    """Add blocks to the user turn at the end of the history, or start one.
-
-    Roles must alternate. After an interrupted turn the history can already end
-    with a user turn; the next prompt then joins it instead of following it.
-    """
-    if messages and messages[-1]["role"] == "user":
-        messages[-1]["content"].extend(blocks)
-    else:
-        messages.append({"role": "user", "content": list(blocks)})
-
-
-def add_assistant_blocks(messages, blocks):
-    """Add blocks to the assistant turn at the end of the history, or start one: a turn the
-    API paused (pause_turn) goes on in the same assistant turn. A tool input nested too
-    deeply to copy or send again is kept as {}; its tool result says why. Every string is made
-    encodable: a lone surrogate in model text would fail every later request."""
-    blocks = [dict(block, input={}) if block["type"] == "tool_use" and too_deep(block["input"])
-              else block for block in blocks]
-    blocks = [encodable_value(block) for block in blocks]
-    if messages and messages[-1]["role"] == "assistant":
-        messages[-1]["content"].extend(blocks)
-    else:
-        messages.append({"role": "assistant", "content": list(blocks)})
-
-
 def show(text, indent=0):
     """Print text, indented. What the model wrote reaches the screen only through here."""
     pad = " " * indent
@@ -2050,44 +2091,6 @@ def answer_open_tool_uses(messages):
 
 def assistant_turns(messages):
     return sum(message["role"] == "assistant" for message in messages)
-
-
-class TurnStopped(Exception):
-    """The turn cannot go on: the line that says why, and whether its prompt must be forgotten
-    (a refused prompt, or one the conversation no longer has room for)."""
-
-    def __init__(self, line, forget_prompt=False):
-        super().__init__(line)
-        self.forget_prompt = forget_prompt
-
-
-def finish_reply(session, response, tool_uses):
-    """A reply that did not stop for tools: its tool calls do not run, but each gets a result,
-    so that the history stays valid. Raises TurnStopped unless the model ended its turn well."""
-    stop_reason = response.stop_reason
-    if tool_uses:
-        not_run = f"Not run: the reply stopped with {stop_reason}."
-        add_user_blocks(session.messages, [tool_result(block["id"], not_run, is_error=True)
-                                           for block in tool_uses])
-    if stop_reason in ("end_turn", "tool_use", "stop_sequence"):
-        return
-    line = STOP_MESSAGES.get(stop_reason, f"[The model stopped: {stop_reason}.]")
-    explanation = getattr(getattr(response, "stop_details", None), "explanation", None)
-    if stop_reason == "refusal" and isinstance(explanation, str) and explanation.strip():
-        line = f"[The model declined to continue: {' '.join(explanation.split())[:300]}]"
-    raise TurnStopped(line, forget_prompt=stop_reason in FORGET_PROMPT)
-
-
-STOP_MESSAGES = {
-    "max_tokens": f"[The reply was cut off at max_tokens ({MAX_TOKENS}).]",
-    "refusal": "[The model declined to continue.]",
-    "model_context_window_exceeded":
-        "[The conversation no longer fits the model's context window: /clear starts a new one.]",
-    "pause_turn": "[The model paused its turn, and it could not be sent back to go on.]",
-}
-# The API asks for a refused prompt to be taken back, or later prompts are refused too; a
-# conversation too long for the context window only grows with each prompt.
-FORGET_PROMPT = {"refusal", "model_context_window_exceeded"}
 
 
 def forget_turn(session, before):
