@@ -543,7 +543,7 @@ FIRST_LINES = {  # the first line the checker prints under the failing check (se
     's08.todo_list_kept:not_carried':
     'Request 10, after the summary, starts with {"role": "user", "content": [{"type": "text",',
     's08.new_history':
-    'Request 10, after the summary, starts with {"role": "user", "content": [{"type": "text",',
+    'Request 10, after the summary, holds the plan file .agent/plans/plan-ynxerd.md, which the',
     's08.new_history:orphan':
     'Message 2 of request 10 holds a tool_result for toolu_JAgDMeFJfvs7SWny2BsWvIsN, whose',
     's08.no_thrash':

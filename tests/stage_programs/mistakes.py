@@ -331,8 +331,11 @@ MISTAKES = [
      "    if state[\"todos\"] and not state[\"child\"]:\n        texts.append",
      "    if False:\n        texts.append",
      ["s08.todo_list_kept"]),
-    ("s08.new_history", "the newest plan is not carried into the new history",
-     "    if plans:\n        texts.append", "    if False:\n        texts.append",
+    ("s08.new_history", "the summary carries the newest plan file, approved or not",
+     '    if state["approved"] and not state["child"]:  # approved in this run, none other\n'
+     '        texts.append(f"The plan the user approved:\\n{state[\'approved\']}")\n',
+     '    plans = sorted((WORKDIR / ".agent" / "plans").glob("*.md"))\n'
+     '    if plans:\n        texts.append(f"The newest plan:\\n{plans[-1].read_text()}")\n',
      ["s08.new_history"]),
     ("s08.new_history:orphan", "the new history keeps the last user turn, with its results",
      'for t in texts]}]\n', 'for t in texts]}, history[-1]]\n',
