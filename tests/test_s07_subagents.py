@@ -560,8 +560,9 @@ def test_a_subagent_is_given_none_of_the_parents_state(name, workdir):
     seen = {}
     real = s07.run_subagent
 
-    def spy(parent, child):
-        seen.update(json.loads(json.dumps(vars(child), default=str)))
+    def spy(parent, child):  # the session's fields, its conversation's, and its description
+        fields = {**vars(child), **vars(child.conversation), "subagent": child.subagent.description}
+        seen.update(json.loads(json.dumps(fields, default=str)))
         return real(parent, child)
 
     s07.run_subagent = spy
