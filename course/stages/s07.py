@@ -226,8 +226,44 @@ def parent_stop_hooks(run):
     run.exited_well()
 
 
-@check(SUBAGENT, "the subagent asks on the one terminal, in turn with the parent: n refuses "
-       "its touch, y runs its write, and the next line answers the parent's next question",
+def questions(run):
+    """The three questions, in the order of the answers on stdin: each subagent's a line of
+    stdout that names the subagent (its description) and the call, then the parent's."""
+    label, place = run.v("<<label>>"), 0
+    for key, reply, whose in (("touch", 2, label), ("cwrite", 2, label), ("pwrite", 4, None)):
+        block = next(b for b in run.replies[reply - 1] if b.get("id") == run.id(key))
+        subject = next(iter(block["input"].values()))
+        found = [at for at in find_all(run.stdout, subject, place)
+                 if whose is None or whose in line_at(run.stdout, at)]
+        if not found:
+            who = (f"the subagent's, a line that names the subagent, {label!r} (its "
+                   f"description), and the call, {subject!r}" if whose else
+                   f"the parent's, which shows {subject!r}")
+            raise Fail(f"Stdin holds n, y, y: the answers to three questions, in turn. Your "
+                       f"program printed no question for {run.call(reply, key)}"
+                       f"{' after the one before' if place else ''}: it should print "
+                       f"{who}, before it reads the answer. Its stdout: "
+                       f"{cut(run.stdout, 200)!r}")
+        place = found[0] + len(subject)
+
+
+def find_all(said, part, start):
+    """The places of `part` in `said` from `start` on."""
+    places, at = [], said.find(part, start)
+    while at >= 0:
+        places.append(at)
+        at = said.find(part, at + 1)
+    return places
+
+
+def line_at(said, at):
+    """The line of `said` that holds the place `at`."""
+    return said[said.rfind("\n", 0, at) + 1:said.find("\n", at) % (len(said) + 1)]
+
+
+@check(SUBAGENT, "the subagent asks on the one terminal, in turn with the parent: its "
+       "question names the subagent and the call; n refuses its touch, y runs its write, and "
+       "the next line answers the parent's next question",
        follows=["child_runs", "agent_call_hooked", "parent_stop_hooks"])
 def child_asks(run):
     run.refused(2, "touch", "the user answered n to the subagent's question")
@@ -240,8 +276,7 @@ def child_asks(run):
                    "it prints its question and reads the next line of the same stdin.")
     run.expect_file("<<child_wrote>>.txt", "c\n", f"After y to the subagent's "
                     f"{run.call(2, 'cwrite')}")
-    run.printed("touch <<made>>.txt", "<<child_wrote>>.txt",
-                why="the subagent's question shows the command or the path, as the parent's")
+    questions(run)
     said, is_error = run.result(4, "pwrite")
     if is_error:
         raise Fail(f"The parent's {run.call(4, 'pwrite')} got the is_error result {cut(said)!r}; "

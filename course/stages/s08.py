@@ -368,28 +368,32 @@ def no_thrash(run):
                    f"the turn stops, and request {last} is the last.")
 
 
-@check(COMPACT, "that stop is one line, the last the program prints, that says the context "
-       "is still full; then it exits 1", follows=["no_thrash"])
-def still_full_stops(run):
-    _, compact_at = thresholds(run.draw)
-    last = SUMMARISED + 1
+def stopped_saying(run, after):
+    """The turn stopped: no traceback, a last line (stdout or stderr) with the word context,
+    and exit 1; else Fail, its message starting with `after`."""
     tail = [lines[-1] for lines in ([line.strip() for line in stream.splitlines()
                                      if line.strip()] for stream in (run.stdout, run.stderr))
             if lines]  # the last line of each
     if "Traceback (most recent call last):" in run.stderr:
-        raise Fail(f"After reply {last}, still past --compact-at {compact_at:,}, your program "
-                   f"ended with a traceback. {run.ending()} The turn stops with one line that "
-                   "says the context is still full, and the program exits 1.")
-    if not any(re.search(r"context", line, re.IGNORECASE) for line in tail):
+        raise Fail(f"{after}, your program ended with a traceback. {run.ending()} The turn "
+                   "stops with one line that says the context is still full, and the program "
+                   "exits 1.")
+    if not any(re.search("context", line, re.IGNORECASE) for line in tail):
         shown = " / ".join(cut(line, 80) for line in tail) or "nothing"
-        raise Fail(f"After reply {last}, still past --compact-at {compact_at:,}, the last line "
-                   f"your program printed is {shown!r}; the turn stops with one line, printed "
-                   "last (on stdout or stderr), that says the context is still full (the "
-                   "checker looks for the word \"context\").")
+        raise Fail(f"{after}, the last line your program printed is {shown!r}; the turn stops "
+                   "with one line, printed last (on stdout or stderr), that says the context "
+                   "is still full (the checker looks for the word \"context\").")
     if run.returncode != 1:
-        raise Fail(f"After reply {last}, still past --compact-at {compact_at:,}, your program "
-                   f"exited with status {run.returncode}; the turn stopped without finishing "
-                   "the task, so the program exits 1.")
+        raise Fail(f"{after}, your program exited with status {run.returncode}; the turn "
+                   "stopped without finishing the task, so the program exits 1.")
+
+
+@check(COMPACT, "that stop is one line, the last the program prints, that says the context "
+       "is still full; then it exits 1", follows=["no_thrash"])
+def still_full_stops(run):
+    _, compact_at = thresholds(run.draw)
+    stopped_saying(run, f"After reply {SUMMARISED + 1}, still past --compact-at "
+                   f"{compact_at:,}")
 
 
 # A subagent makes room in its own history: reply 2, its first, is past --compact-at, so its
@@ -466,3 +470,59 @@ def summary_too_long(run):
         raise Fail(f"The summary request itself got \"prompt is too long\"; the turn stops, "
                    "saying so in its last lines (the checker looks for \"too long\" or "
                    f"\"context\"), without a traceback, and the program exits 1. {run.ending()}")
+
+
+# Before the first reply, and right after a summary, the context's size is the estimate alone.
+# The prompt alone is past --compact-at (small flags, drawn): request 1 is a summary request; the
+# new history holds the prompt again, still past it, so the turn stops there, before request 2.
+FULL_LINES = 1100  # the prompt: about 72,000 characters, 18,000 tokens at 4 a token
+
+
+def full_thresholds(draw):
+    """(--clear-at, --compact-at) of the long prompt's run: 8,000 to 12,000, and half of it."""
+    compact_at = draw.number("full_compact_at", 8000, 12_000, 1000)
+    return compact_at // 2, compact_at
+
+
+FULL = Exchange(
+    "full", "".join(f"{n:04d}. <<brief_line>> is one line of a long brief, kept whole.\n"
+                    for n in range(FULL_LINES)) + "Do what the brief says (<<prompt>>).",
+    [usage(SMALL, text("<<brief_summary>>: a long brief.")),
+     usage(SMALL, text("Done: <<full_done>>"))],
+    args=lambda draw: ("--clear-at", str(full_thresholds(draw)[0]), "--compact-at",
+                       str(full_thresholds(draw)[1])))
+
+
+def prompt_size(run):
+    """The prompt in words: '72,400 characters, about 18,100 tokens at 4 a token'."""
+    return f"{len(run.prompt):,} characters, about {len(run.prompt) // 4:,} tokens at 4 a token"
+
+
+@check(FULL, "before the first reply the context's size is the estimate alone: a prompt past "
+       "--compact-at is summarised before it is sent")
+def first_estimate(run):
+    _, compact_at = full_thresholds(run.draw)
+    first = run.request(1)
+    sent = "\n".join(block_text(message.get("content"))
+                     for message in first.get("messages") or [])
+    if not asks_for_summary(first) or run.prompt not in sent:
+        raise Fail(f"Request 1 is not a summary request of the prompt: it ends with "
+                   f"{cut(json.dumps((first.get('messages') or [])[-1:]), 120)}. The prompt "
+                   f"alone is {prompt_size(run)}, past --compact-at {compact_at:,}: before the "
+                   "first reply the context's size is the estimate alone (not 0), so request 1 "
+                   "should be a summary request, the prompt then a user text that asks for a "
+                   "summary.")
+
+
+@check(FULL, "right after a summary the size is the estimate alone: a new history still past "
+       "--compact-at stops the turn before its first request", follows=["first_estimate"])
+def summary_estimate(run):
+    _, compact_at = full_thresholds(run.draw)
+    after = (f"After the summary (reply 1), the new history holds the prompt again, "
+             f"{prompt_size(run)}, still past --compact-at {compact_at:,}")
+    if len(run.requests) > 1:
+        raise Fail(f"{after}: right after a summary the context's size is the estimate alone "
+                   "(not 0, nor the usage of a reply before it), and a context still past "
+                   "--compact-at after a summary stops the turn. Your program sent request 2 "
+                   "from it.")
+    stopped_saying(run, after)
