@@ -555,7 +555,11 @@ FIRST_LINES = {  # the first line the checker prints under the failing check (se
     's07.child_asks':
     'The subagent\'s write_file {"path": "child-wrote-qjdtno.txt", "content": "c\\n"} got the',
     's07.child_asks:silent':
-    "Your program did not print 'touch made-dlbxhm.txt' on stdout; the subagent's question",
+    'Your program printed no question for bash {"command": "touch made-dlbxhm.txt"}. Stdin',
+    's07.child_asks:unnamed':
+    'Your program printed no question for bash {"command": "touch made-dlbxhm.txt"}. Stdin',
+    's07.child_asks:trace':
+    'Your program printed no question for bash {"command": "touch made-dlbxhm.txt"}. Stdin',
     's07.agent_call_hooked':
     'Request 4 starts with the prompt of agent {"description": "blocked-label-csvzyi",',
     's07.agent_call_denied':
@@ -586,6 +590,10 @@ FIRST_LINES = {  # the first line the checker prints under the failing check (se
     "Reply 2, the subagent's first, says 119,500 tokens (input 1,500, cache write 4,000, output",
     's08.child_makes_room:prompt':
     'Request 4, the subagent\'s after its summary, starts with "This conversation was',
+    's08.first_estimate':
+    'Request 1 is not a summary request of the prompt: it ends with [{"role": "user",',
+    's08.summary_estimate':
+    'After the summary (reply 1), the new history holds the prompt again, 71,539 characters,',
     's08.summary_too_long':
     'The summary request itself got "prompt is too long"; the turn stops, saying so in its last',
 }

@@ -239,11 +239,10 @@ def questions(run):
             who = (f"the subagent's, a line that names the subagent, {label!r} (its "
                    f"description), and the call, {subject!r}" if whose else
                    f"the parent's, which shows {subject!r}")
-            raise Fail(f"Stdin holds n, y, y: the answers to three questions, in turn. Your "
-                       f"program printed no question for {run.call(reply, key)}"
-                       f"{' after the one before' if place else ''}: it should print "
-                       f"{who}, before it reads the answer. Its stdout: "
-                       f"{cut(run.stdout, 200)!r}")
+            raise Fail(f"Your program printed no question for {run.call(reply, key)}"
+                       f"{' after the one before' if place else ''}. Stdin holds n, y, y, the "
+                       f"answers to three questions in turn; before it reads this one's, it "
+                       f"should print {who}. Its stdout: {cut(run.stdout, 200)!r}")
         place = found[0] + len(subject)
 
 
