@@ -16,7 +16,8 @@ from course.stages.s06 import CHANGING
 # next request, which holds the answer: a write. Reply 5 ends the turn; the Stop hook sends the
 # model back once (it must not run when the subagent ends), and reply 6 ends it. stdin, one
 # terminal for both: n for the child's touch, y for its write, y for the parent's write. A
-# program that asks before the write a deny rule covers reads one more.
+# program that asks before the write a deny rule covers reads one more. Reply 2 has a text
+# before its calls: the answer is the text of the last reply, not every text of the subagent.
 SUB_SETTINGS = {
     "permissions": {"deny": ["write_file(<<secret>>.txt)"]},
     "hooks": {
@@ -28,18 +29,22 @@ SUB_SETTINGS = {
                              "echo '<<stop_words>>' >&2; exit 2"}]}}
 CHILD_PROMPT = "Read <<data>>.txt and report what it holds (<<task>>)."
 HIDDEN = ("agent", "todo_write", "exit_plan_mode", "ask_user_question", "enter_plan_mode")
-CHILD_KEYS = ("cat", "touch", "secret", "cwrite", "read", "nested", "todo")
+CHILD_KEYS = ("cat", "touch", "secret", "cwrite", "read", "nested", "todo", "cask")
 
 SUBAGENT = Exchange("subagent", "Hand a side task to a subagent (<<prompt>>).", [
     [text("A side task."), use("agent", "agent", description="<<label>>", prompt=CHILD_PROMPT),
      use("hooked", "agent", description="<<blocked_label>>", prompt="<<blocked_task>>")],
-    [use("cat", "bash", command="cat <<data>>.txt"),
+    [text("<<child_note>>"), use("cat", "bash", command="cat <<data>>.txt"),
      use("touch", "bash", command="touch <<made>>.txt"),
      use("secret", "write_file", path="<<secret>>.txt", content="s"),
      use("cwrite", "write_file", path="<<child_wrote>>.txt", content="c\n"),
      use("read", "read_file", path="<<data>>.txt"),
      use("nested", "agent", description="<<deeper>>", prompt="<<deeper_task>>"),
-     use("todo", "todo_write", todos=[todo("<<item>>", "pending")])],
+     use("todo", "todo_write", todos=[todo("<<item>>", "pending")]),
+     use("cask", "ask_user_question", questions=[{
+         "question": "<<child_question>>?", "header": "Which", "multiSelect": False,
+         "options": [{"label": "<<one>>", "description": "One."},
+                     {"label": "<<two>>", "description": "Two."}]}])],
     [text("<<answer>>")],
     [use("pwrite", "write_file", path="<<parent_wrote>>.txt", content="p\n")],
     [text("Done: <<final>>")],
@@ -153,7 +158,7 @@ def child_checks(run):
                     ": its calls pass the same deny rules as the parent's")
 
 
-@check(SUBAGENT, "a call of agent or todo_write by the subagent is an "
+@check(SUBAGENT, "a call of agent, todo_write or ask_user_question by the subagent is an "
        "is_error result: no subagent of a subagent", follows=["agent_offered"])
 def child_hidden(run):
     if nested(run):
@@ -163,6 +168,7 @@ def child_hidden(run):
                    "result.")
     run.refused(2, "nested", "a subagent may not start a subagent")
     run.refused(2, "todo", "a subagent has no todo list")
+    run.refused(2, "cask", "a subagent does not ask the user questions (ask_user_question)")
 
 
 def started(run, prompt):
@@ -263,7 +269,7 @@ def line_at(said, at):
 @check(SUBAGENT, "the subagent asks on the one terminal, in turn with the parent: its "
        "question names the subagent and the call; n refuses its touch, y runs its write, and "
        "the next line answers the parent's next question",
-       follows=["child_runs", "agent_call_hooked", "parent_stop_hooks"])
+       follows=["child_runs", "child_hidden", "agent_call_hooked", "parent_stop_hooks"])
 def child_asks(run):
     run.refused(2, "touch", "the user answered n to the subagent's question")
     run.expect_file("<<made>>.txt", None, f"After n to the subagent's {run.call(2, 'touch')}")
@@ -300,7 +306,8 @@ def only_the_answer(run):
     answer = run.v("<<answer>>")
     if not said.lstrip().startswith(answer):
         raise Fail(f"The result of {run.call(1, 'agent')} is {cut(said)!r}; it should start "
-                   f"with the subagent's final text, {answer!r} (request {number}).")
+                   f"with the subagent's final text, {answer!r}, the text of its last reply "
+                   f"(request {number}).")
     sent = json.dumps(now)
     leaked = [run.id(key) for key in CHILD_KEYS if run.id(key) in sent]
     leaked += [value for value in map(run.v, ("<<content>>", "<<hooked>>")) if value in sent]

@@ -4,7 +4,9 @@ Its contract is its lesson's section "Build it yourself"; each check is named by
 it judges."""
 
 import json
+import os
 import re
+import time
 
 from course.stages import Exchange, Fail, block_text, blocks, cut
 from course.stages.common import check, plain, plain_blocks, text, todo, use
@@ -51,7 +53,8 @@ def tokens(said):
 def compact_replies(draw):
     """One session, in plan mode (--plan). Reply 1 makes the todo list; request 2 gets "prompt
     is too long", so request 3 is a summary request and request 4 starts from its summary.
-    Reply 4 sends an invalid list (the old one stays). Reply 5 is just under --clear-at: nothing
+    Reply 4 sends a valid list, which replaces the first, then an invalid one (the valid one
+    stays). Reply 5 is just under --clear-at: nothing
     is cleared; reply 6 is further under, but the long file read since takes request 7 past it.
     Reply 7 is just under --compact-at: no summary; reply 8 just over: request 9 is a summary
     request, request 10 starts from it, and reply 10 is still over: the turn stops."""
@@ -64,7 +67,9 @@ def compact_replies(draw):
               use("c1", "bash", command="cat <<f1>>.txt")),
         {"error": "prompt is too long: 210000 tokens > 200000 maximum"},
         usage(SMALL, text("<<first_summary>>: one page read.")),
-        usage(SMALL, use("bad", "todo_write", todos=[todo("<<item_c>>", "in_progress"),
+        usage(SMALL, use("t2", "todo_write", todos=[todo("<<item_b>>", "in_progress"),
+                                                    todo("<<item_e>>", "pending")]),
+              use("bad", "todo_write", todos=[todo("<<item_c>>", "in_progress"),
                                                      todo("<<item_d>>", "in_progress")]),
               use("c2", "read_file", path="<<f2>>.txt"),
               use("c3", "bash", command="cat <<f3>>.txt")),
@@ -84,15 +89,24 @@ def compact_args(draw):
     return ("--plan", "--clear-at", str(clear_at), "--compact-at", str(compact_at))
 
 
+def older_plans(root, draw):
+    """Two plans beside the newest, an hour older: one named before it, one after. (Made of
+    values drawn already, so that the run draws the same values as before they came.)"""
+    plans, newest = root / "work" / ".agent" / "plans", draw.value("plan")
+    for name in (f"plan-0-{newest[5:]}.md", f"plan-~-{newest[5:]}.md"):
+        (plans / name).write_text(f"# Plan\n\n1. {draw.value('plan_step')[::-1]}\n")
+        os.utime(plans / name, (time.time() - 3600,) * 2)
+
+
 # The y is for a program that leaves plan mode at a summary, and then asks before the write.
 COMPACT = Exchange("compact", "Read the pages, and keep the list (<<prompt>>).", compact_replies,
-                   args=compact_args, stdin="y\n", files={
+                   args=compact_args, stdin="y\n", setup=older_plans, files={
     **{f"<<f{n}>>.txt": page(f"c{n}") for n in range(1, 9)},
     "<<long>>.txt": "".join(f"{n:03d}. <<long_line>> is one line of a long file, read whole.\n"
                             for n in range(LONG_LINES)),
     ".agent/plans/<<plan>>.md": "# Plan\n\n1. <<plan_step>>\n"})
-REPLY = {"t1": 1, "c1": 1, "bad": 4, "c2": 4, "c3": 4, "c4": 5, "c5": 5, "long": 6, "c6": 7,
-         "c7": 8, "c8": 10}
+REPLY = {"t1": 1, "c1": 1, "t2": 4, "bad": 4, "c2": 4, "c3": 4, "c4": 5, "c5": 5, "long": 6,
+         "c6": 7, "c7": 8, "c8": 10}
 UNDER = 6  # request 6 follows the reply just under --clear-at
 CLEARED_AT = 7  # request 7 is the first past --clear-at
 NOT_YET = 8  # request 8 follows the reply just under --compact-at
@@ -297,7 +311,8 @@ def new_history(run):
     first = messages[0]
     content = block_text(first.get("content"))
     for part, what in (("<<summary>>", f"the summary, the text of reply {SUMMARISED}"),
-                       ("<<plan_step>>", "the newest plan, .agent/plans/<<plan>>.md"),
+                       ("<<plan_step>>", "the newest plan (by its time; two are an hour "
+                                         "older), .agent/plans/<<plan>>.md"),
                        (run.prompt, "the user's last prompt")):
         if first.get("role") != "user" or run.v(part) not in content:
             raise Fail(f"Request {number}, after the summary, starts with "
@@ -316,22 +331,32 @@ def new_history(run):
 
 
 @check(COMPACT, "the new history holds the todo list as the last valid todo_write left it: "
-       "an invalid list changes nothing (s05)", follows=["new_history"])
+       "a valid list replaces the old one, an invalid list changes nothing (s05)",
+       follows=["new_history"])
 def todo_list_kept(run):
     number = SUMMARISED + 1
     first = (run.request(number).get("messages") or [{}])[0]
     content = block_text(first.get("content"))
-    missing = [run.v(item) for item in ("<<item_a>>", "<<item_b>>") if run.v(item) not in content]
+    said, is_error = run.result(REPLY["t2"], "t2")
+    if is_error:
+        raise Fail(f"With --plan, {run.call(REPLY['t2'], 't2')} got the is_error result "
+                   f"{cut(said, 80)!r}; todo_write changes nothing on disk, so it runs in plan "
+                   "mode too (s05), and the new history carries its list.")
+    missing = [run.v(item) for item in ("<<item_b>>", "<<item_e>>") if run.v(item) not in content]
     if missing:
         raise Fail(f"Request {number}, after the summary, starts with "
                    f"{cut(json.dumps(first), 120)}; its first message should hold the todo "
-                   f"list, {missing[0]!r} among its items (the list of reply 1's "
-                   f"{run.call(1, 't1')}).")
+                   f"list, {missing[0]!r} among its items (the list of reply 4's "
+                   f"{run.call(REPLY['t2'], 't2')}).")
+    if run.v("<<item_a>>") in content:
+        raise Fail(f"Request {number}, after the summary, carries {run.v('<<item_a>>')!r}, an "
+                   f"item of reply 1's list only; reply 4's {run.call(REPLY['t2'], 't2')} "
+                   "replaced that list: a valid list replaces the old one, whole (s05).")
     if run.v("<<item_c>>") in content:
         raise Fail(f"Request {number}, after the summary, carries the todo list of reply 4's "
                    f"{run.call(REPLY['bad'], 'bad')}, with {run.v('<<item_c>>')!r}; that list "
                    "is invalid (two items in_progress), so it got an is_error result and the "
-                   "old list stays: the one of reply 1.")
+                   "old list stays: the one of reply 4's first call.")
 
 
 @check(COMPACT, "plan mode goes on across a summary: it ends only when the user approves a "

@@ -242,6 +242,9 @@ MISTAKES = [
     ("s06.ask_user_question:one_pick", "a multiSelect answer picks one option at most",
      '        numbers = answer.replace(",", " ").split()', "        numbers = [answer]",
      ["s06.ask_user_question"]),
+    ("s06.plan_rejected:eof", "only n rejects a plan: the end of stdin approves it",
+     'if answer not in ("y", "a"):', 'if answer == "n":',
+     ["s06.plan_rejected"]),
     # ---- s07: subagents ----
     ("s07.agent_offered", "the agent tool's field is task, not prompt",
      '{"description": S, "prompt": S},\n         ["description", "prompt"]',
@@ -372,6 +375,17 @@ MISTAKES = [
      'read("" if state["child"] and not print(f"{name} {subject}") else\n'
      '                state["asker"] + f"Allow {name} {subject}? [y/n] ")',
      ["s07.child_asks"]),
+    ("s07.child_hidden:ask", "the subagent may call ask_user_question, though not offered",
+     'if state["child"] and name in HIDDEN:',
+     'if state["child"] and name in {"agent", "todo_write"}:',
+     ["s07.child_asks", "s07.child_hidden"]),
+    ("s07.only_the_answer:every_text", "the answer is every text of the subagent, joined",
+     '    answer = "".join(block.text for block in reply.content if block.type == "text")\n'
+     '    return f"{answer}',
+     '    answer = "".join(block.text for message in history if message["role"] == "assistant"\n'
+     '                     for block in message["content"] if block.type == "text")\n'
+     '    return f"{answer}',
+     ["s07.only_the_answer"]),
     ("s07.agent_call_hooked", "the PreToolUse hooks skip the agent call",
      '        blocked, words = run_hooks("PreToolUse", tool_name=name, tool_input=tool_input)\n'
      "        if blocked:\n",
@@ -440,6 +454,16 @@ MISTAKES = [
      '    state["measured"], state["summarised"] = None, True\n',
      '    state["measured"], state["summarised"] = (0, chars(history)), True\n',
      ["s08.summary_estimate"]),
+    ("s08.todo_list_kept:appends", "a valid list is added to the old one, not put in its place",
+     'state["todos"] = todos\n    return', 'state["todos"] = state["todos"] + todos\n    return',
+     ["s08.todo_list_kept"]),
+    ("s08.todo_list_kept:plan_mode", "plan mode refuses todo_write",
+     '    if state["plan_mode"] and (name in CHANGING',
+     '    if state["plan_mode"] and (name in CHANGING | {"todo_write"}',
+     ["s08.todo_list_kept"]),
+    ("s08.new_history:by_name", "the newest plan is the last by name, not by time",
+     "key=lambda p: p.stat().st_mtime)", "key=lambda p: p.name)",
+     ["s08.new_history"]),
     ("s08.child_makes_room", "a subagent never makes room in its own history",
      "                if size(history) >= COMPACT_AT:\n"
      "                    summarise(history, offered, prompt, CHILD_SYSTEM)\n", "",
