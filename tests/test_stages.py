@@ -196,6 +196,12 @@ def test_a_crash_before_the_first_request_says_so_in_every_check(checked):
         "ends: agent: no settings found"}
 
 
+def test_a_program_that_sends_no_request_hears_what_request_1_should_be(checked):
+    assert checked["s08.first_estimate:refuses"]["s08.first_estimate"].endswith(
+        "Here the prompt alone is past --compact-at: before the first reply the context's size "
+        "is the estimate alone, so request 1 should be a summary request of it.")
+
+
 def test_a_knock_on_failure_names_the_check_it_may_follow_from(checked):
     assert checked["s06.plan_refuses"]["s06.plan_approved"].endswith(
         "This may follow from s06.plan_refuses, which failed on the same exchange: fix that "
@@ -606,6 +612,8 @@ FIRST_LINES = {  # the first line the checker prints under the failing check (se
     'With --plan, todo_write {"todos": [{"content": "item-b-bowbde", "status": "in_progress"},',
     's08.new_history:by_name':
     'Request 10, after the summary, starts with {"role": "user", "content": [{"type": "text",',
+    's08.first_estimate:refuses':
+    'Your program sent no request before it ended. It exited with status 1; its stderr ends:',
     's08.summary_too_long':
     'The summary request itself got "prompt is too long"; the turn stops, saying so in its last',
 }

@@ -515,7 +515,9 @@ FULL = Exchange(
     [usage(SMALL, text("<<brief_summary>>: a long brief.")),
      usage(SMALL, text("Done: <<full_done>>"))],
     args=lambda draw: ("--clear-at", str(full_thresholds(draw)[0]), "--compact-at",
-                       str(full_thresholds(draw)[1])))
+                       str(full_thresholds(draw)[1])),
+    first="Here the prompt alone is past --compact-at: before the first reply the context's "
+          "size is the estimate alone, so request 1 should be a summary request of it.")
 
 
 def prompt_size(run):

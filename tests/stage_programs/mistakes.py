@@ -450,6 +450,12 @@ MISTAKES = [
      '"child": False, "measured": None,',
      '"child": False, "measured": (0, len(json.dumps([PROMPT]))),',
      ["s08.first_estimate", "s08.summary_estimate"]),
+    ("s08.first_estimate:refuses", "a prompt alone past --compact-at ends the program, unsent",
+     'messages = [{"role": "user", "content": PROMPT}]\n',
+     'messages = [{"role": "user", "content": PROMPT}]\n'
+     'if len(PROMPT) // 4 >= COMPACT_AT:\n'
+     '    sys.exit("[The prompt alone fills the context.]")\n',
+     ["s08.first_estimate", "s08.summary_estimate"]),
     ("s08.summary_estimate", "right after a summary the size is 0, not the estimate",
      '    state["measured"], state["summarised"] = None, True\n',
      '    state["measured"], state["summarised"] = (0, chars(history)), True\n',
