@@ -51,6 +51,7 @@ CHANGES = {
     },
     "s08_compact": {
         "THE AGENT LOOP",
+        "PLAN MODE",
         "SUBAGENTS",
         "CALLING THE MODEL",
         "THE SESSION",
@@ -129,15 +130,16 @@ CHANGED_DEFINITIONS = {
     },
     "s08_compact": {
         "agent_loop()",  # room made before a call
-        "run_turn()",  # a summary's history stays
-        "agent()",  # a subagent's context starts empty
+        "run_turn()",  # a summary's history stays, unless the turn is taken back: then it goes
+        "exit_plan_mode()",  # records the plan file written at the approval, for the summary
+        "agent()",  # a subagent's context starts empty, without the parent's approved plan
         "call_model()",  # a summary request marked in the trace
-        "Session",  # the thresholds and what compaction measured and made
+        "Session",  # the thresholds, what compaction measured and made, the approved plan
         "make_message()",  # a script's turn may give its usage
         "parse_args()",  # --clear-at, --compact-at
         "make_session()",  # the thresholds
         "COMMANDS",  # /context, /compact
-        "command_clear()",  # forgets the measured size and the summary
+        "command_clear()",  # forgets the measured size, the summary, the plan and the prompt
     },
 }
 
@@ -207,7 +209,8 @@ CORE = {
         "_the_calls_stay",
         "tests/test_s08_compact.py::test_past_compact_at_the_summary_request_is_the_loops_own"
         "_plus_the_instruction",
-        "tests/test_s08_compact.py::test_the_new_history_carries_plan_mode_and_the_newest_plan",
+        "tests/test_s08_compact.py::test_the_new_history_carries_plan_mode_and_the_approved"
+        "_plan",
         "tests/test_s08_compact.py::test_still_over_after_a_summary_the_turn_stops_without_a"
         "_second_summary",
         "tests/test_s08_compact.py::test_a_too_long_reply_summarises_once_and_the_call_is_tried"

@@ -356,7 +356,7 @@ def test_a_missing_script_is_one_line_on_stderr_and_exit_2(run):
     assert (run.missing.returncode, run.missing.stdout, run.missing.stderr) == (
         2,
         "",
-        f"{run.name}: cannot read missing.json: No such file or directory\n",
+        f"{run.name}: missing.json: No such file or directory\n",
     )
 
 

@@ -549,7 +549,7 @@ FIRST_LINES = {  # the first line the checker prints under the failing check (se
     's08.todo_list_kept:not_carried':
     'Request 10, after the summary, starts with {"role": "user", "content": [{"type": "text",',
     's08.new_history':
-    'Request 10, after the summary, starts with {"role": "user", "content": [{"type": "text",',
+    'Request 10, after the summary, holds the plan file .agent/plans/plan-ynxerd.md, which the',
     's08.new_history:orphan':
     'Message 2 of request 10 holds a tool_result for toolu_jUTuFjIR1w3Hr1Rh0jNuVDId, whose',
     's08.no_thrash':
@@ -610,8 +610,6 @@ FIRST_LINES = {  # the first line the checker prints under the failing check (se
     "Request 10, after the summary, carries 'item-a-grppon', an item of reply 1's list only;",
     's08.todo_list_kept:plan_mode':
     'With --plan, todo_write {"todos": [{"content": "item-b-bowbde", "status": "in_progress"},',
-    's08.new_history:by_name':
-    'Request 10, after the summary, starts with {"role": "user", "content": [{"type": "text",',
     's08.first_estimate:refuses':
     'Your program sent no request before it ended. It exited with status 1; its stderr ends:',
     's08.summary_too_long':

@@ -4,9 +4,7 @@ Its contract is its lesson's section "Build it yourself"; each check is named by
 it judges."""
 
 import json
-import os
 import re
-import time
 
 from course.stages import Exchange, Fail, block_text, blocks, cut
 from course.stages.common import check, plain, plain_blocks, text, todo, use
@@ -89,18 +87,9 @@ def compact_args(draw):
     return ("--plan", "--clear-at", str(clear_at), "--compact-at", str(compact_at))
 
 
-def older_plans(root, draw):
-    """Two plans beside the newest, an hour older: one named before it, one after. (Made of
-    values drawn already, so that the run draws the same values as before they came.)"""
-    plans, newest = root / "work" / ".agent" / "plans", draw.value("plan")
-    for name in (f"plan-0-{newest[5:]}.md", f"plan-~-{newest[5:]}.md"):
-        (plans / name).write_text(f"# Plan\n\n1. {draw.value('plan_step')[::-1]}\n")
-        os.utime(plans / name, (time.time() - 3600,) * 2)
-
-
 # The y is for a program that leaves plan mode at a summary, and then asks before the write.
 COMPACT = Exchange("compact", "Read the pages, and keep the list (<<prompt>>).", compact_replies,
-                   args=compact_args, stdin="y\n", setup=older_plans, files={
+                   args=compact_args, stdin="y\n", files={
     **{f"<<f{n}>>.txt": page(f"c{n}") for n in range(1, 9)},
     "<<long>>.txt": "".join(f"{n:03d}. <<long_line>> is one line of a long file, read whole.\n"
                             for n in range(LONG_LINES)),
@@ -297,8 +286,8 @@ def summary_request(run):
 
 
 @check(COMPACT, "the request after the summary starts from one user message that holds the "
-       "summary, the newest plan and the last prompt; no tool_result without its tool_use",
-       follows=["summary_request"])
+       "summary and the last prompt, and no plan file the user did not approve in this run; no "
+       "tool_result without its tool_use", follows=["summary_request"])
 def new_history(run):
     number = SUMMARISED + 1
     if len(run.requests) == SUMMARISED:
@@ -311,13 +300,16 @@ def new_history(run):
     first = messages[0]
     content = block_text(first.get("content"))
     for part, what in (("<<summary>>", f"the summary, the text of reply {SUMMARISED}"),
-                       ("<<plan_step>>", "the newest plan (by its time; two are an hour "
-                                         "older), .agent/plans/<<plan>>.md"),
                        (run.prompt, "the user's last prompt")):
         if first.get("role") != "user" or run.v(part) not in content:
             raise Fail(f"Request {number}, after the summary, starts with "
                        f"{cut(json.dumps(first), 120)}; its first message should be a user "
                        f"message that holds {run.v(what)}, {run.v(part)!r}.")
+    if run.v("<<plan_step>>") in json.dumps(messages):
+        raise Fail(run.v(f"Request {number}, after the summary, holds the plan file "
+                         ".agent/plans/<<plan>>.md, which the user never approved in this run "
+                         "(it was there before it started): a summary carries only the plan "
+                         "the user approved, never whatever plan file is there."))
     for place, message in enumerate(messages):
         answered = [block.get("tool_use_id") for block in blocks(message.get("content"))
                     if block.get("type") == "tool_result"]
@@ -393,21 +385,21 @@ def no_thrash(run):
                    f"the turn stops, and request {last} is the last.")
 
 
-def stopped_saying(run, after):
-    """The turn stopped: no traceback, a last line (stdout or stderr) with the word context,
-    and exit 1; else Fail, its message starting with `after`."""
-    tail = [lines[-1] for lines in ([line.strip() for line in stream.splitlines()
-                                     if line.strip()] for stream in (run.stdout, run.stderr))
-            if lines]  # the last line of each
+def stopped_saying(run, after, last=1):
+    """The turn stopped: no traceback, a line with the word context among the `last` lines of
+    stdout or of stderr, and exit 1; else Fail, its message starting with `after`."""
+    tail = [line for stream in (run.stdout, run.stderr)
+            for line in [line.strip() for line in stream.splitlines() if line.strip()][-last:]]
     if "Traceback (most recent call last):" in run.stderr:
         raise Fail(f"{after}, your program ended with a traceback. {run.ending()} The turn "
                    "stops with one line that says the context is still full, and the program "
                    "exits 1.")
     if not any(re.search("context", line, re.IGNORECASE) for line in tail):
         shown = " / ".join(cut(line, 80) for line in tail) or "nothing"
-        raise Fail(f"{after}, the last line your program printed is {shown!r}; the turn stops "
-                   "with one line, printed last (on stdout or stderr), that says the context "
-                   "is still full (the checker looks for the word \"context\").")
+        raise Fail(f"{after}, the last line{'s' if last > 1 else ''} your program printed "
+                   f"{'are' if last > 1 else 'is'} {shown!r}; the turn stops with one line, "
+                   "printed last (on stdout or stderr), that says the context is still full "
+                   "(the checker looks for the word \"context\").")
     if run.returncode != 1:
         raise Fail(f"{after}, your program exited with status {run.returncode}; the turn "
                    "stopped without finishing the task, so the program exits 1.")
@@ -552,4 +544,4 @@ def summary_estimate(run):
                    "(not 0, nor the usage of a reply before it), and a context still past "
                    "--compact-at after a summary stops the turn. Your program sent request 2 "
                    "from it.")
-    stopped_saying(run, after)
+    stopped_saying(run, after, last=3)  # code.py says then that the prompt was not kept

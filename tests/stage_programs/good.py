@@ -65,7 +65,7 @@ TOOLS = [
 ]
 CHANGING = {"write_file", "edit_file"}
 state = {"plan_mode": PLAN_FLAG, "todos": [], "child": False, "measured": None,
-         "summarised": False, "asker": ""}
+         "summarised": False, "asker": "", "approved": ""}
 HIDDEN = {"agent", "todo_write", "exit_plan_mode", "ask_user_question"}  # not for a subagent
 CHILD_SYSTEM = ("You are a subagent: another agent gave you one task. Do it, then end with a "
                 "report: only your last message reaches that agent.")
@@ -133,7 +133,7 @@ def exit_plan_mode(plan):
     plans = WORKDIR / ".agent" / "plans"
     plans.mkdir(parents=True, exist_ok=True)
     (plans / "plan.md").write_text(plan)
-    state["plan_mode"] = False
+    state["plan_mode"], state["approved"] = False, plan
     return "Approved. Plan mode is off."
 
 
@@ -329,9 +329,8 @@ def summarise(history, offered, prompt=PROMPT, system=None):
     texts = [f"This conversation was summarised:\n{summary}"]
     if state["todos"] and not state["child"]:
         texts.append(f"Your todo list: {json.dumps(state['todos'])}")
-    plans = sorted((WORKDIR / ".agent" / "plans").glob("*.md"), key=lambda p: p.stat().st_mtime)
-    if plans:
-        texts.append(f"The newest plan:\n{plans[-1].read_text()}")
+    if state["approved"] and not state["child"]:  # approved in this run, none other
+        texts.append(f"The plan the user approved:\n{state['approved']}")
     texts.append(f"The user's last prompt: {prompt}")
     history[:] = [{"role": "user", "content": [{"type": "text", "text": t} for t in texts]}]
     state["measured"], state["summarised"] = None, True

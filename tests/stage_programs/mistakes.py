@@ -335,8 +335,11 @@ MISTAKES = [
      "    if state[\"todos\"] and not state[\"child\"]:\n        texts.append",
      "    if False:\n        texts.append",
      ["s08.todo_list_kept"]),
-    ("s08.new_history", "the newest plan is not carried into the new history",
-     "    if plans:\n        texts.append", "    if False:\n        texts.append",
+    ("s08.new_history", "the summary carries the newest plan file, approved or not",
+     '    if state["approved"] and not state["child"]:  # approved in this run, none other\n'
+     '        texts.append(f"The plan the user approved:\\n{state[\'approved\']}")\n',
+     '    plans = sorted((WORKDIR / ".agent" / "plans").glob("*.md"))\n'
+     '    if plans:\n        texts.append(f"The newest plan:\\n{plans[-1].read_text()}")\n',
      ["s08.new_history"]),
     ("s08.new_history:orphan", "the new history keeps the last user turn, with its results",
      'for t in texts]}]\n', 'for t in texts]}, history[-1]]\n',
@@ -467,9 +470,6 @@ MISTAKES = [
      '    if state["plan_mode"] and (name in CHANGING',
      '    if state["plan_mode"] and (name in CHANGING | {"todo_write"}',
      ["s08.todo_list_kept"]),
-    ("s08.new_history:by_name", "the newest plan is the last by name, not by time",
-     "key=lambda p: p.stat().st_mtime)", "key=lambda p: p.name)",
-     ["s08.new_history"]),
     ("s08.child_makes_room", "a subagent never makes room in its own history",
      "                if size(history) >= COMPACT_AT:\n"
      "                    summarise(history, offered, prompt, CHILD_SYSTEM)\n", "",
