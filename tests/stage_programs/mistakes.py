@@ -12,6 +12,10 @@ names them. And those of issue 52, which passed s04, s07 and s08 before their ru
 exercised: a child that answers nothing on the one terminal, an agent call outside the hooks
 and rules, Stop hooks at a child's end, thresholds ignored or crossed early, the estimate left
 out, plan mode dropped at a summary, a silent stop, an invalid list that replaces the old one.
+Then those of issue 52's second round: a child's question that does not name the subagent, or
+a call printed as a trace and answered without a question; a size of 0 before the first reply
+or right after a summary; a valid list added to the old one; a plan approved at the end of
+stdin; a subagent that may ask the user, or whose answer is every text it wrote.
 """
 
 MISTAKES = [
