@@ -612,6 +612,8 @@ FIRST_LINES = {  # the first line the checker prints under the failing check (se
     'With --plan, todo_write {"todos": [{"content": "item-b-bowbde", "status": "in_progress"},',
     's08.first_estimate:refuses':
     'Your program sent no request before it ended. It exited with status 1; its stderr ends:',
+    's08.child_own_size':
+    "Request 2, the subagent's first, starts with 'Say word-uiktep (task-ijdtrk).' and asks for",
     's08.summary_too_long':
     'The summary request itself got "prompt is too long"; the turn stops, saying so in its last',
 }

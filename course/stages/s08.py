@@ -545,3 +545,31 @@ def summary_estimate(run):
                    "--compact-at after a summary stops the turn. Your program sent request 2 "
                    "from it.")
     stopped_saying(run, after, last=3)  # code.py says then that the prompt was not kept
+
+
+# A subagent's history is its own, and so is its size: before its first reply, the estimate of
+# its own history alone. Reply 1, the parent's agent call, is past --compact-at: the subagent's
+# first request (2) is its prompt all the same; then the parent, past --compact-at, summarises
+# (request 3) and goes on from its summary (request 4).
+FRESH = Exchange("fresh", "Hand a small task to a subagent (<<prompt>>).", lambda draw: [
+    usage(spread(thresholds(draw)[1] + OVER_COMPACT),
+          use("agent", "agent", description="<<label>>", prompt="Say <<word>> (<<task>>).")),
+    usage(SMALL, text("<<word>>")),
+    usage(SMALL, text("<<fresh_summary>>: a subagent said a word.")),
+    usage(SMALL, text("Done: <<fresh_done>>")),
+], args=room_args)
+
+
+@check(FRESH, "a subagent's size before its first reply is the estimate of its own history "
+       "alone, not its parent's usage")
+def child_own_size(run):
+    _, compact_at = thresholds(run.draw)
+    first = run.request(2)
+    prompt = run.v("Say <<word>> (<<task>>).")
+    if asks_for_summary(first) or first_text(first) != prompt:
+        raise Fail(f"Request 2, the subagent's first, starts with {cut(first_text(first), 80)!r}"
+                   f"{' and asks for a summary' if asks_for_summary(first) else ''}; it should "
+                   f"be the subagent's prompt, {prompt!r}, alone. Reply 1, the parent's, says "
+                   f"{said(run, 1)}, past --compact-at {compact_at:,}; but a subagent's history "
+                   "is its own: before its first reply its size is the estimate of that history "
+                   "alone, far under.")

@@ -474,6 +474,11 @@ MISTAKES = [
      '    if state["plan_mode"] and (name in CHANGING',
      '    if state["plan_mode"] and (name in CHANGING | {"todo_write"}',
      ["s08.todo_list_kept"]),
+    ("s08.child_own_size", "a subagent starts from its parent's measure of the context",
+     '    state["measured"], state["summarised"] = None, False  # its own context, measured '
+     'anew\n',
+     '    state["summarised"] = False\n',
+     ["s08.child_own_size"]),
     ("s08.child_makes_room", "a subagent never makes room in its own history",
      "                if size(history) >= COMPACT_AT:\n"
      "                    summarise(history, offered, prompt, CHILD_SYSTEM)\n", "",
