@@ -17,6 +17,7 @@ CHAPTERS = [
     "s06_plan_mode",
     "s07_subagents",
     "s08_compact",
+    "s09_memory",
 ]
 PRESENT = [name for name in CHAPTERS if (ROOT / name / "code.py").exists()]  # those written
 # The sections each chapter changes in what it carries over from the chapter before; every
@@ -54,6 +55,14 @@ CHANGES = {
         "PLAN MODE",
         "SUBAGENTS",
         "CALLING THE MODEL",
+        "THE SESSION",
+        "THE SCRIPTED MODEL",
+        "THE COMMAND LINE",
+    },
+    "s09_memory": {
+        "THE AGENT LOOP",
+        "SUBAGENTS",
+        "COMPACTION",
         "THE SESSION",
         "THE SCRIPTED MODEL",
         "THE COMMAND LINE",
@@ -141,6 +150,15 @@ CHANGED_DEFINITIONS = {
         "COMMANDS",  # /context, /compact
         "command_clear()",  # forgets the measured size, the summary, the plan and the prompt
     },
+    "s09_memory": {
+        "run_turn()",  # AGENTS.md before a new conversation's first prompt
+        "agent()",  # a subagent's first message: AGENTS.md, then its task
+        "compacted_history()",  # AGENTS.md read again, first in the new history
+        "Session",  # the files last read, for /memory
+        "typed_text()",  # the scripted model finds the prompt after AGENTS.md
+        "make_session()",  # the files read, on the banner
+        "COMMANDS",  # /memory, /remember
+    },
 }
 
 # Each chapter's core tests: every exercise's solved copy must still pass them (tests/
@@ -215,6 +233,16 @@ CORE = {
         "_second_summary",
         "tests/test_s08_compact.py::test_a_too_long_reply_summarises_once_and_the_call_is_tried"
         "_again",
+    ],
+    "s09_memory": [
+        "tests/test_s09_memory.py::test_the_first_request_has_the_users_file_then_root_down_to_the"
+        "_workdir_before_the_prompt",
+        "tests/test_s09_memory.py::test_without_git_above_the_workdir_alone_is_the_project",
+        "tests/test_s09_memory.py::test_after_a_summary_the_new_history_starts_with_the_files_as"
+        "_they_are_now",
+        "tests/test_s09_memory.py::test_the_subagent_gets_the_same_block_before_its_task",
+        "tests/test_s09_memory.py::test_a_change_to_agents_md_asks_in_every_mode_over_an_allow"
+        "_rule",
     ],
 }
 

@@ -244,6 +244,8 @@ HELP = {
     "s07_subagents": ["/help", "/restart", "/clear", "/mode", "/todos", "/plan"],
     "s08_compact": ["/help", "/restart", "/clear", "/mode", "/todos", "/plan", "/context",
                     "/compact"],
+    "s09_memory": ["/help", "/restart", "/clear", "/mode", "/todos", "/plan", "/context",
+                   "/compact", "/memory", "/remember"],
 }
 
 

@@ -117,8 +117,10 @@ def step_captions(calls, events, lang="en"):
         request, response = call["request"], call["response"]
         messages = request.get("messages", [])
         parts = []
-        if number == 0:
-            parts.append(say(lang, "prompt_sent"))
+        if number == 0:  # from s09 on, the AGENTS.md files come before the prompt
+            first = blocks_of(messages[0]) if messages else []
+            memory = len(first) > 1 and "AGENTS.md" in str(first[0].get("text", ""))
+            parts.append(say(lang, "memory_and_prompt_sent" if memory else "prompt_sent"))
         elif messages and messages[-1].get("role") == "user":
             parts += news_of_the_turn(blocks_of(messages[-1]), names, lang)
         asked = tool_uses(response)
