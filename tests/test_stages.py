@@ -146,6 +146,8 @@ NEXT_STAGE = {  # each chapter's code at the next stage: its first failing check
     "s08 at s09": ("s09.memory_first", "does not hold 'rule-user-wqsqrl', the text of the "
                    "user's AGENTS.md. It should hold the user's ~/.agent/AGENTS.md, then the "
                    "project root's, then the workdir's, in that order"),
+    "s09 at s10": ("s10.catalog", "Every request should carry the catalog: for each skill in "
+                   ".agent/skills/NAME/SKILL.md that the model may use, its name and description"),
 }
 
 
@@ -234,7 +236,7 @@ def test_the_command_of_a_stage():
 def test_build_readme_gives_the_command_of_every_stage():
     readme = (ROOT / "build" / "README.md").read_text(encoding="utf-8")
     rows = [line.split(" | ")[-1].strip(" `|") for line in readme.splitlines()
-            if line.startswith("| s0")]
+            if re.match(r"\| s\d\d \|", line)]
     assert rows == [command(stage) for stage in course.stages.STAGES]
 
 
@@ -639,4 +641,20 @@ FIRST_LINES = {  # the first line the checker prints under the failing check (se
     'Request 5, the first after the summary, starts with "Instructions from AGENTS.md files.',
     's09.read_again:dropped':
     'Request 5, the first after the summary, starts with "This conversation was summarised:',
+    's10.catalog':
+    "Request 1 does not list the skill 'two-vxtngr' with its body's first paragraph, since it",
+    's10.no_body_first':
+    "Request 1 holds ['one-body-gtpbhv', 'two-body-tfadje'], from the body of a skill nobody",
+    's10.no_body_first:users':
+    "Request 1 lists the skill 'three-ymusmm' ('three-said-ihxxji'), whose SKILL.md says",
+    's10.skill_body':
+    'The result of skill {"name": "one-ptrzdr", "arguments": "args-bkqmjx"} is \'Follow',
+    's10.unknown_name':
+    'The call skill {"name": "nope-chzrnf"} got the result \'\' without is_error; there is no',
+    's10.sent_once':
+    'The result of skill {"name": "one-ptrzdr"} is \'Follow one-body-gtpbhv for , then say',
+    's10.body_after_summary':
+    'The messages of request 5, the new history after the summary, do not hold the body of',
+    's10.slash_name':
+    'Request 1\'s user message is [{"role": "user", "content": "/three-pdbnnj version-shbqvo"}];',
 }

@@ -120,7 +120,10 @@ def step_captions(calls, events, lang="en"):
         if number == 0:  # from s09 on, the AGENTS.md files come before the prompt
             first = blocks_of(messages[0]) if messages else []
             memory = len(first) > 1 and "AGENTS.md" in str(first[0].get("text", ""))
-            parts.append(say(lang, "memory_and_prompt_sent" if memory else "prompt_sent"))
+            # from s10 on, the skills' catalog comes after it
+            skills = len(first) > 1 and str(first[-1].get("text", "")).startswith("<skills>")
+            parts.append(say(lang, "memory_prompt_and_skills_sent" if memory and skills
+                             else "memory_and_prompt_sent" if memory else "prompt_sent"))
         elif messages and messages[-1].get("role") == "user":
             parts += news_of_the_turn(blocks_of(messages[-1]), names, lang)
         asked = tool_uses(response)
@@ -151,6 +154,8 @@ def news_of_the_turn(blocks, names, lang):
                 saved = re.search(r"saved in (\S+?)\.?(?:\s|$)", text)
                 parts.append(say(lang, "plan_saved", path=saved.group(1)) if saved
                              else say(lang, "plan_approved"))
+            elif name == "skill":  # s10: a skill's body, loaded when it is used
+                parts.append(say(lang, "skill_loaded"))
             elif name == "ask_user_question":
                 parts.append(say(lang, "answer_back", text=quoted(first_sentence(text, 60), lang)))
         elif block.get("type") == "text":
