@@ -95,7 +95,7 @@ TOOLS = [
 ]
 CHANGING = {"write_file", "edit_file"}
 state = {"plan_mode": PLAN_FLAG, "todos": [], "child": False, "measured": None,
-         "summarised": False, "approved": "", "skills": {}}
+         "summarised": False, "asker": "", "approved": "", "skills": {}}
 HIDDEN = {"agent", "todo_write", "exit_plan_mode", "ask_user_question", "skill"}  # a parent's
 CHILD_SYSTEM = ("You are a subagent: another agent gave you one task. Do it, then end with a "
                 "report: only your last message reaches that agent.")
@@ -245,7 +245,7 @@ def permitted(name, tool_input):
     if name.startswith("mcp__") and read(f"Allow {name}? [y/n] ") not in ("y", "yes"):
         raise ToolError("The user said no.")
     if name in CHANGING or (name == "bash" and not is_read_only(subject)):
-        if read(f"Allow {name} {subject}? [y/n] ") not in ("y", "yes"):
+        if read(state["asker"] + f"Allow {name} {subject}? [y/n] ") not in ("y", "yes"):
             raise ToolError("The user said no.")
 
 
@@ -328,7 +328,7 @@ def run_tool(block):
 def agent(description, prompt):
     """The same tools less HIDDEN, on a fresh history whose one message is the prompt; only the
     last text comes back, with a line of what it spent."""
-    state["child"] = True
+    state["child"], state["asker"] = True, f"Subagent {description!r} asks: "
     history, calls = [{"role": "user", "content": prompt}], 0
     with_memory(history[0])  # the same files as the parent's
     parents = state["measured"], state["summarised"]
@@ -355,7 +355,7 @@ def agent(description, prompt):
             history.append({"role": "user", "content": [
                 run_tool(block) for block in reply.content if block.type == "tool_use"]})
     finally:
-        state["child"] = False
+        state["child"], state["asker"] = False, ""
         state["measured"], state["summarised"] = parents
     answer = "".join(block.text for block in reply.content if block.type == "text")
     return f"{answer}\n[subagent {description}: {calls} model calls]"
@@ -514,9 +514,10 @@ sent_back = 0
 while True:
     offered = [tool for tool in TOOLS if not (state["plan_mode"] and tool["name"] in CHANGING)]
     if size(messages) >= COMPACT_AT:
-        if state["summarised"]:  # the task is not done: one line, and exit 1
+        if not state["summarised"]:
+            summarise(messages, offered)
+        if size(messages) >= COMPACT_AT:  # still full after a summary: one line, and exit 1
             sys.exit("[The context is still full after a summary: stopping.]")
-        summarise(messages, offered)
     elif size(messages) >= CLEAR_AT:
         clear_old(messages)
     try:
