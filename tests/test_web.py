@@ -666,6 +666,86 @@ def test_a_caption_names_the_option_chosen_closes_a_cut_quote_and_says_a_phrase_
         "提示词发给模型；模型向用户提了一个问题；用户选了 2，即“No”。")
 
 
+def user(*blocks):
+    return {"role": "user", "content": list(blocks)}
+
+
+def result(tool_id, content):
+    return {"type": "tool_result", "tool_use_id": tool_id, "content": content}
+
+
+def test_a_subagents_steps_and_a_compaction_are_told_from_the_traces_marks():
+    """Issue 57, point 1: s07's subagent steps read as the user's words, s08's summary request
+    and new history too, and the clearing of old results was not told. The marks of the trace
+    lines ("agent", "compaction") and the results that shrank say what happened."""
+    ask = {"type": "tool_use", "id": "a1", "name": "agent",
+           "input": {"description": "Find it", "prompt": "Find the greeting."}}
+    read = {"type": "tool_use", "id": "r1", "name": "read_file", "input": {"path": "a.py"}}
+    first = user({"type": "text", "text": "Change it."})
+    replied = {"role": "assistant", "content": [ask]}
+    answer = "It is in a.py. Line 3."
+    summary_asked = [first, replied, user(result("a1", answer), result("r0", "[Cleared: x]")),
+                     {"role": "assistant", "content": [read]},
+                     user(result("r1", "GREETING = 1"),
+                          {"type": "text", "text": "Summarise now. Keep it."})]
+    calls = [
+        {"request": {"messages": [first]},
+         "response": {"stop_reason": "tool_use", "content": [ask]}},
+        {"agent": "Find it", "request": {"messages": [user({"type": "text", "text": "Find."})]},
+         "response": {"stop_reason": "tool_use", "content": [read]}},
+        {"agent": "Find it", "request": {"messages": [
+            user({"type": "text", "text": "Find."}), {"role": "assistant", "content": [read]},
+            user(result("r1", "GREETING = 1"))]},
+         "response": {"stop_reason": "end_turn", "content": [{"type": "text", "text": answer}]}},
+        {"request": {"messages": [first, replied, user(result("a1", answer),
+                                                       result("r0", "x" * 50))]},
+         "response": {"stop_reason": "tool_use", "content": [read]}},
+        {"request": {"messages": [first, replied, user(result("a1", answer),
+                                                       result("r0", "[Cleared: x]")),
+                                  {"role": "assistant", "content": [read]},
+                                  user(result("r1", "GREETING = 1"))]},
+         "response": {"stop_reason": "tool_use", "content": [read]}},
+        {"compaction": "summary", "request": {"messages": summary_asked},
+         "response": {"stop_reason": "end_turn",
+                      "content": [{"type": "text", "text": "<summary>s</summary>"}]}},
+        {"request": {"messages": [user({"type": "text", "text": "<summary>s</summary>"},
+                                       {"type": "text", "text": "<reminder>todo</reminder>"})]},
+         "response": {"stop_reason": "end_turn", "content": []}},
+    ]
+    history = f"{len(json.dumps(summary_asked, ensure_ascii=False)):,}"
+    new = len(json.dumps(calls[-1]["request"]["messages"], ensure_ascii=False))
+    assert site_builder.step_captions(calls, {}) == [
+        "The prompt goes to the model; the model handed a task to a subagent: “Find it”.",
+        "The subagent's call 1 of 2, for “Find it”: its task is its only message, in a context "
+        "of its own; the subagent asked for read_file.",
+        "The subagent's call 2 of 2, for “Find it”; the subagent answered without a tool "
+        "(stop_reason end_turn): this text goes back to the agent as the agent tool's result, "
+        "and its context ends.",
+        "The subagent's answer comes back as the agent tool's result (22 characters; none of "
+        "its own calls): “It is in a.py”; the model asked for read_file.",
+        "1 old tool result cleared to save context, 50 characters now 12: “[Cleared: x]”; "
+        "the model asked for read_file.",
+        f"A summary request: the whole history (5 messages, {history} characters) and an "
+        "instruction: “Summarise now”; the model wrote its summary (20 characters, "
+        "stop_reason end_turn), which replaces the history.",
+        f"The summary replaced the history: 5 messages ({history} characters) became 1 "
+        f"({new} characters); the model answered without a tool (stop_reason end_turn): the "
+        "turn ends.",
+    ]
+    assert site_builder.step_captions(calls, {}, ZH)[1:5] == [
+        "subagent 为“Find it”做的第 1 次调用，共 2 次：它的任务是它唯一的消息，上下文是它自己的；"
+        "subagent 要调用 read_file。",
+        "subagent 为“Find it”做的第 2 次调用，共 2 次；subagent 没有调用工具就作答（stop_reason "
+        "end_turn）：这段文字作为 agent 工具的结果交回给 agent，它的上下文到此结束。",
+        "subagent 的回答作为 agent 工具的结果回来了（22 个字符；它自己的调用一个也不带回）："
+        "“It is in a.py”；模型要调用 read_file。",
+        "为节省上下文清掉了 1 个旧的工具结果，50 个字符变成 12 个：“[Cleared: x]”；"
+        "模型要调用 read_file。",
+    ]
+    # what the player shows as new in a step is against the step before in its conversation
+    assert site_builder.conversations(calls)[0] == [None, None, 1, 0, 3, 4, 5]
+
+
 def test_what_a_run_shows_of_the_building_machine_is_put_in_fixed_words(tmp_path):
     folder = tmp_path / "site-s06-abc"
     workdir = folder / "s06-k2j3_x9a"
@@ -2226,6 +2306,80 @@ def test_browser_a_link_into_going_deeper_opens_it(site, visit, tmp_path):
     finally:
         shutil.rmtree(site_dir)
         (out / "images" / "s09_small-diagram.svg").unlink()
+    visit.assert_clean()
+
+
+# ---- issue 57: the new chapters' runs, diagrams in the dark and on a phone --------------
+
+def go_to_step(page, step):
+    page.evaluate(f"location.hash = 'step-{step}'")
+    page.wait_for_function(f"location.hash === '#step-{step}' && document.getElementById("
+                           f"'step-counter').textContent.includes('{step}')")
+
+
+def opening(lang, key):
+    """The words a caption part starts with, before its first blank, as the page shows them."""
+    words = site_builder.STRINGS[lang][key].split("{")[0].strip()
+    return words[:1].upper() + words[1:] if lang == "en" else words
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", ["en", ZH])
+def test_browser_a_subagents_steps_and_a_compaction_are_told_as_what_they_are(
+        site, visit, lang):
+    """Point 1: s07's subagent steps read "The user's words added to this turn", s08's summary
+    request and new history too, the clearing was never told, and the model's summary carried
+    a "reminder" badge. Each kind of step has its own words now, at its step, and what is new
+    in a step is against the step before in its own conversation."""
+    out, names = site
+    folder = site_builder.SUBFOLDER[lang]
+    told = {}
+    for name in ("s07_subagents", "s08_compact"):
+        if name not in names:
+            continue
+        data = run_data(out / folder, name)
+        page = visit.open(f"{folder}{name}.html#step-1")
+        ready(page)
+        previous = None
+        for number, (call, step) in enumerate(zip(data["calls"], data["steps"], strict=True), 1):
+            messages = call["request"]["messages"]
+            results = {block.get("tool_use_id"): block.get("content") for message in messages
+                       for block in (message["content"] if isinstance(message["content"], list)
+                                     else []) if block.get("type") == "tool_result"}
+            cleared = previous is not None and any(
+                key in previous and len(json.dumps(value)) < len(json.dumps(previous[key]))
+                for key, value in results.items())
+            previous = None if call.get("compaction") else results
+            if not (call.get("agent") or call.get("compaction") or cleared
+                    or number > 1 and data["calls"][number - 2].get("compaction")
+                    or number > 1 and data["calls"][number - 2].get("agent")):
+                continue
+            go_to_step(page, number)
+            caption = page.inner_text("#step-caption")
+            assert caption == step["caption"]
+            if call.get("agent"):
+                key = "subagent_starts" if step["previous"] is None else "subagent_call"
+                assert caption.startswith(opening(lang, key)), caption
+                told["agent"] = True
+            elif call.get("compaction"):
+                assert caption.startswith(opening(lang, "summary_asked")), caption
+                # the model's summary is no reminder, whatever it starts with
+                assert page.locator("#step-view .received .tag.reminder").count() == 0
+                told["summary"] = True
+            elif data["calls"][number - 2].get("compaction"):
+                assert caption.startswith(opening(lang, "new_history")), caption
+                told["new history"] = True
+            elif data["calls"][number - 2].get("agent"):  # the subagent's answer comes back
+                assert caption.startswith(opening(lang, "subagent_back")), caption
+                # the main agent's prompt was sent before: it folds away (it is no subagent's)
+                assert page.locator("#step-view .sent details.earlier").count() == 1
+                told["back"] = True
+            if cleared:
+                assert opening(lang, "results_cleared_one" if lang == "en" else
+                               "results_cleared").lower()[2:] in caption.lower(), caption
+                told["cleared"] = True
+    assert told == {key: True for key in ("agent", "back", "cleared", "summary",
+                                          "new history")}
     visit.assert_clean()
 
 

@@ -52,6 +52,7 @@ from course import offline_environment  # noqa: E402, F401
 from course.translations import LANGUAGES  # noqa: E402
 from sitebuild import search  # noqa: E402
 from sitebuild.captions import (  # noqa: E402, F401
+    conversations,
     first_sentence,
     option_chosen,
     step_captions,

@@ -231,9 +231,13 @@ function blocksOf(message) {
   return typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content;
 }
 
-// "Reminders" are text blocks the harness adds, such as "<reminder>...": they start with "<".
-function isReminder(block) {
-  return block.type === "text" && typeof block.text === "string" && block.text.trimStart().startsWith("<");
+// "Reminders" are the text blocks the harness adds to a request, such as "<reminder>...": they
+// start with a tag of the run data's harness_tags (a model's "<summary>" is not one of them).
+let harnessTags = [];
+function isReminder(block, sent) {
+  if (!sent || block.type !== "text" || typeof block.text !== "string") return false;
+  const tag = /^\s*<(\w+)/.exec(block.text);
+  return Boolean(tag) && harnessTags.includes(tag[1]);
 }
 
 // For each message, for each block: is it new since the previous call?
@@ -281,11 +285,11 @@ function renderedPlan(block) {
   return el("div", { class: "plan", lang: "en" }, template.content.cloneNode(true));
 }
 
-function renderBlock(block, isNew, names) {
+function renderBlock(block, isNew, names, role) {
   const classes = ["block", block.type];
   const tags = [];
   if (isNew) { classes.push("new"); tags.push("new"); }
-  if (isReminder(block)) { classes.push("reminder"); tags.push("reminder"); }
+  if (isReminder(block, role === "user")) { classes.push("reminder"); tags.push("reminder"); }
   if (block.is_error) { classes.push("error"); tags.push("is_error"); }
   let heading, body;
   if (block.type === "text") {
@@ -321,7 +325,7 @@ function renderEvent(event) {
 function renderMessage(message, marks, names, events) {
   const box = el("div", { class: `message ${message.role}` }, el("p", { class: "role", lang: "en" }, message.role));
   blocksOf(message).forEach((block, k) => {
-    box.append(renderBlock(block, marks[k], names));
+    box.append(renderBlock(block, marks[k], names, message.role));
     for (const event of (events && events[block.id]) || []) box.append(renderEvent(event));
   });
   return box;
@@ -386,7 +390,9 @@ function renderState(request, previousRequest) {
 
 function renderStep(calls, steps, step) {
   const { request, response } = calls[step];
-  const previous = step > 0 ? calls[step - 1].request : null;
+  // what is new is what is new in this conversation (a subagent's, or the main agent's)
+  const before = steps[step] ? steps[step].previous : step - 1;
+  const previous = before === null || before === undefined || before < 0 ? null : calls[before].request;
   const messages = request.messages || [];
   const marks = newBlocks(previous ? previous.messages : null, messages);
   const names = toolNames(messages.concat([{ role: "assistant", content: response.content || [] }]));
@@ -427,7 +433,8 @@ function setUpPlayer() {
   const view = document.getElementById("step-view");
   const player = document.getElementById("player");
   if (!data || !view || !player) return;
-  const { calls, steps } = JSON.parse(data.textContent);
+  const { calls, steps, harness_tags: tags } = JSON.parse(data.textContent);
+  harnessTags = tags || [];
   const counter = document.getElementById("step-counter");
   const caption = document.getElementById("step-caption");
   const value = document.getElementById("mini-value");
