@@ -2383,6 +2383,56 @@ def test_browser_a_subagents_steps_and_a_compaction_are_told_as_what_they_are(
     visit.assert_clean()
 
 
+LUMINANCE = r"""(colour) => {
+  const [r, g, b] = colour.match(/[\d.]+/g).slice(0, 3).map(Number).map((c) => c / 255)
+    .map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}"""
+# Every diagram box a phone shows that is wider than its box: does it show that it scrolls?
+SCROLL_SIGNS = """() => [...document.querySelectorAll(".diagram-scroll, .diagram pre")]
+  .filter((box) => box.checkVisibility() && box.scrollWidth > box.clientWidth + 1)
+  .map((box) => [box.dataset.more || "", getComputedStyle(box).maskImage !== "none"])"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", ["en", ZH])
+def test_browser_diagrams_follow_dark_mode_a_sans_serif_stack_and_show_that_they_scroll(
+        site, visit, lang):
+    """Points 3, 4 and 10: in dark mode every diagram was a bright white box; on a phone 4 of 8
+    home diagrams and s04's lesson diagram were cut off with no sign that they scroll; the
+    diagrams named one font, so a visitor without it got serif text."""
+    out, names = site
+    folder = site_builder.SUBFOLDER[lang]
+    phone(visit)
+    visit.page.emulate_media(color_scheme="dark")
+    try:
+        page = visit.open(f"{folder}index.html")
+        ready(page)
+        page.wait_for_function("[...document.images].every((image) => image.complete)")
+        images = page.eval_on_selector_all("img.diagram-image", "all => all.map((i) => i.src)")
+        signs = page.evaluate(SCROLL_SIGNS)
+        assert signs and signs == [["right", True]] * len(signs)
+        page.evaluate("document.querySelector('.diagram-scroll[data-more]').scrollLeft = 9999")
+        page.wait_for_function("document.querySelector('.diagram-scroll[data-more]')"
+                               ".dataset.more === 'left'")
+        assert len(images) == len(names)
+        for image in images:
+            page.goto(image)
+            drawn = page.evaluate(f"""() => {{
+              const luminance = {LUMINANCE};
+              const fill = (element) => getComputedStyle(element).fill;
+              const texts = [...document.querySelectorAll("text")];
+              return [luminance(fill(document.querySelector("g.graph > polygon"))) < 0.05,
+                      texts.every((text) => luminance(fill(text)) > 0.6),
+                      [...new Set(texts.map((text) => getComputedStyle(text).fontFamily
+                                                      .split(",").pop().trim()))]];
+            }}""")
+            assert drawn == [True, True, ["sans-serif"]], image
+    finally:
+        visit.page.emulate_media(color_scheme="light")
+    visit.assert_clean()
+
+
 # ---- accessibility: axe-core on the largest page of each kind ------------------------
 # Every page, light and dark, every step: `python web/check_pages.py` (run by .ci/run).
 

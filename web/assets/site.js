@@ -513,14 +513,29 @@ function setUpPlayer() {
 // gives them tabindex="0") only while they need to.
 function setUpScrollingBlocks() {
   const blocks = Array.from(document.querySelectorAll("div.hl > pre[tabindex='0'], .diagram pre[tabindex='0'], .table-scroll, .diagram-scroll"));
+  // A diagram wider than its box shows that it scrolls: its hidden side fades out (data-more).
+  const edges = (box) => {
+    const hidden = box.scrollWidth - box.clientWidth;
+    const more = [box.scrollLeft > 1 ? "left" : "", hidden - box.scrollLeft > 1 ? "right" : ""];
+    const value = hidden > 1 ? more.filter(Boolean).join(" ") : "";
+    if (value) box.dataset.more = value;
+    else delete box.dataset.more;
+  };
   const update = () => {
     for (const pre of blocks) {
       if (!pre.isConnected || !pre.checkVisibility()) continue;  // not shown: left as it is
       if (pre.scrollWidth > pre.clientWidth + 1 || pre.scrollHeight > pre.clientHeight + 1) pre.tabIndex = 0;
       else pre.removeAttribute("tabindex");
+      if (pre.matches(".diagram-scroll, .diagram pre")) edges(pre);
     }
   };
   if (!blocks.length) return;
+  for (const box of blocks) {
+    if (box.matches(".diagram-scroll, .diagram pre")) {
+      box.addEventListener("scroll", () => edges(box), { passive: true });
+    }
+  }
+  window.addEventListener("load", update);  // the images have their size
   window.addEventListener("resize", update);
   document.addEventListener("panelshown", update);
   document.addEventListener("toggle", update, true);  // a folded part opened shows its tables
