@@ -433,7 +433,13 @@ function setUpPlayer() {
   const view = document.getElementById("step-view");
   const player = document.getElementById("player");
   if (!data || !view || !player) return;
-  const { calls, steps, harness_tags: tags } = JSON.parse(data.textContent);
+  const { calls, steps, shared, harness_tags: tags } = JSON.parse(data.textContent);
+  // each request's system prompt and tools are sent once in the page (run_tab.shared_parts)
+  for (const call of calls) {
+    for (const [key, values] of Object.entries(shared || {})) {
+      if (typeof call.request[key] === "number") call.request[key] = values[call.request[key]];
+    }
+  }
   harnessTags = tags || [];
   const counter = document.getElementById("step-counter");
   const caption = document.getElementById("step-caption");
@@ -545,6 +551,13 @@ function setUpScrollingBlocks() {
 // ---- the language switch ---------------------------------------------------------
 // A plain link to the same page in the other language. On the way there it takes the
 // address's #... along, so that the tab, the diff layout and the step stay as they are.
+
+// ---- a lesson's contents: folded on a phone (its first screen shows the lesson), open wider
+
+function setUpContents() {
+  if (!matchMedia("(min-width: 40.01rem)").matches) return;
+  for (const fold of document.querySelectorAll("details.toc-fold")) fold.open = true;
+}
 
 function setUpLanguageSwitch() {
   for (const link of document.querySelectorAll("a.language-switch")) {
@@ -846,7 +859,7 @@ function setUpLineLinks() {
   if (!view) return;
   // The line at a height on the screen: the last whose anchor starts above it (a binary search).
   const lineAt = (y) => {
-    let low = 1, high = view.querySelectorAll("span[id^='code-L']").length;
+    let low = 1, high = view.querySelectorAll("b[id^='code-L']").length;
     if (!high) return 0;
     while (low < high) {
       const middle = Math.ceil((low + high) / 2);
@@ -873,6 +886,7 @@ function setUpLineLinks() {
 
 // The parts that look elements up come before the tabs, which park the hidden panels.
 setUpCopyButtons(document);
+setUpContents();
 setUpSearch();
 setUpLanguageSwitch();
 setUpPlayer();

@@ -33,15 +33,36 @@ def run_steps(run, lang):
 def run_data_json(chapter, lang):
     """The trace and the scenario as JSON for the player, safe inside a <script> element."""
     run = chapter.run
+    shared, calls = shared_parts(run.calls)
     data = {
         "chapter": chapter.name,
         "prompt": run.prompt,
         "answers": run.answers,
-        "calls": run.calls,
+        "calls": calls,
+        "shared": shared,
         "steps": run_steps(run, lang),
         "harness_tags": HARNESS_TAGS,  # a text of the request that starts with one: the harness's
     }
     return script_json(data)
+
+
+SHARED = ("system", "tools")  # what most requests repeat as it was: sent once in the page
+
+
+def shared_parts(calls):
+    """The calls with each request's system prompt and tools as an index into `shared` (every
+    request sends them again: 50 KB of s08's page), and `shared`: {"tools": [each distinct
+    value], ...}. site.js puts them back before anything reads the calls."""
+    shared, compact = {key: [] for key in SHARED}, []
+    for call in calls:
+        request = dict(call["request"])
+        for key in SHARED:
+            if key in request:
+                if request[key] not in shared[key]:
+                    shared[key].append(request[key])
+                request[key] = shared[key].index(request[key])
+        compact.append({**call, "request": request})
+    return shared, compact
 
 
 def script_json(data):

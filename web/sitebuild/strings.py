@@ -115,9 +115,6 @@ STRINGS = {
         "card_calls": "{n} model calls in the recorded run",
         "card_calls_one": "{n} model call in the recorded run",
         "diagram_label": "The diagram of {name}, as its code.py draws it",
-        # a card's title: the words of the chapter's folder name, in the page's language
-        "topics": {"loop": "loop", "tools": "tools", "permissions": "permissions",
-                   "hooks": "hooks", "todo write": "todo write", "plan mode": "plan mode"},
         "diagram_caption": "From the docstring of <code>{name}/code.py</code>",
         # a chapter page
         "notebook": "The chapter as a walk-through to run in Jupyter: ",
@@ -125,6 +122,16 @@ STRINGS = {
         "build_it": "Build it yourself: write your own <code>build/agent.py</code>, then check "
                     "it against this chapter with",
         "contents": "Contents",
+        # the line a chapter opens with (course.changes)
+        "opening": "New here: {news}. {lines} lines, <span class=\"plus\">+{added}</span> "
+                   "<span class=\"minus\">−{removed}</span> against {previous}.",
+        "opening_first": "{lines} lines, all new: the first chapter.",
+        "opening_sections": "the sections {names}",
+        "opening_sections_one": "the section {names}",
+        "opening_tools": "the tools {names}",
+        "opening_tools_one": "the tool {names}",
+        "opening_changed": "changes to {names}",
+        "contents_count": "Contents ({n} sections)",
         "code_sections": "The sections of code.py",
         "tab_lesson": "Lesson",
         "tab_code": "Code",
@@ -357,14 +364,21 @@ STRINGS = {
         "card_calls": "录下的运行调用了 {n} 次模型",
         "card_calls_one": "录下的运行调用了 {n} 次模型",
         "diagram_label": "{name} 的示意图，照它的 code.py 所画",
-        "topics": {"loop": "循环", "tools": "工具", "permissions": "权限", "hooks": "hook",
-                   "todo write": "待办清单", "plan mode": "计划模式"},
         "diagram_caption": "取自 <code>{name}/code.py</code> 的文档字符串",
         "notebook": "这一章的 notebook（英文），可以在 Jupyter 里一步步运行：",
         "tabs_label": "这一章的几种视图",
         "build_it": "自己动手：写好你自己的 <code>build/agent.py</code>，"
                     "再用这条命令对照这一章检查：",
         "contents": "目录",
+        "opening": "新内容：{news}。共 {lines} 行，相对 {previous} <span class=\"plus\">+{added}"
+                   "</span> <span class=\"minus\">−{removed}</span>。",
+        "opening_first": "共 {lines} 行，全部是新的：这是第一章。",
+        "opening_sections": "新的几节 {names}",
+        "opening_sections_one": "新的一节 {names}",
+        "opening_tools": "新工具 {names}",
+        "opening_tools_one": "新工具 {names}",
+        "opening_changed": "改动了 {names}",
+        "contents_count": "目录（{n} 节）",
         "code_sections": "code.py 的各节",
         "tab_lesson": "讲义",
         "tab_code": "代码",
@@ -571,7 +585,6 @@ NAVIGATION = {
         "header_search_label": "Search the lessons and the code",
         "header_search_placeholder": "Search (press /)",
         "footer_repository": 'The course\'s repository: <a href="{address}">{address}</a>.',
-        "diagram_svg_caption": "The diagram of the lesson, <code>{name}/{file}</code>",
         "script": {
             "more": "More",
             "less": "Less",
@@ -586,7 +599,6 @@ NAVIGATION = {
         "header_search_label": "搜索讲义和代码",
         "header_search_placeholder": "搜索（按 /）",
         "footer_repository": '课程仓库：<a href="{address}">{address}</a>。',
-        "diagram_svg_caption": "讲义的示意图，<code>{name}/{file}</code>",
         "script": {
             "more": "展开",
             "less": "收起",
