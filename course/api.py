@@ -16,6 +16,7 @@ The answers take the shapes the API documents: a Message, an error body
 broken replies a gateway can send: an empty or cut-off body, or no answer at all.
 """
 
+import contextlib
 import http.server
 import json
 import threading
@@ -160,3 +161,52 @@ class MessagesAPI:
         self.released.set()
         self.server.shutdown()
         self.server.server_close()
+
+
+# ---- one answer function instead of a queue: the lessons' and the notebooks' live runs ---------
+
+
+def message_json(content, stop_reason="end_turn", model=MODEL):
+    """A Message as the API sends it, in JSON."""
+    return {
+        "id": "msg_live",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
+
+
+@contextlib.contextmanager
+def loopback_messages_api(answer):
+    """A Messages API on 127.0.0.1, for tests of the live path (no test may reach the real one).
+
+    answer(body, seen) gives the Message JSON for each request. Yields
+    (base_url, seen), where seen holds {"path", "headers", "body"} of every request.
+    """
+    seen = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+            seen.append({"path": self.path, "headers": dict(self.headers), "body": body})
+            answered = json.dumps(answer(body, seen)).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(answered)))
+            self.end_headers()
+            self.wfile.write(answered)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}", seen
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -26,7 +26,7 @@ import json
 import sys
 from dataclasses import asdict, dataclass, field
 
-from course.chapters import CHAPTERS, ROOT, sections
+from course.chapters import CHAPTERS, ROOT, parsed, sections
 
 BEGIN, END = "<!-- what-changed:begin -->", "<!-- what-changed:end -->"
 README_BEGIN, README_END = "<!-- chapters:begin -->", "<!-- chapters:end -->"
@@ -111,12 +111,6 @@ def assigned_name(node):
     return None
 
 
-@functools.cache
-def parsed(source):
-    """The module's ast (each code.py is read by two comparisons)."""
-    return ast.parse(source)
-
-
 def function_parts(source, parts):
     """{name: Part} for every top-level def and class (decorators included) and every UPPER_CASE
     name assigned at the top level (its first assignment), in the order they appear."""
@@ -185,15 +179,23 @@ def named_parts(source):
     return functions, tool_parts(source, parts)
 
 
+@functools.cache  # the site's diff pages ask again for each view, in two languages
+def line_matcher(old_source, new_source):
+    """difflib's matcher of two files, line by line: the one difflib.unified_diff uses, so that
+    what it pairs, and the counts below, are those of `diff -u`."""
+    return difflib.SequenceMatcher(None, old_source.splitlines(), new_source.splitlines())
+
+
+@functools.cache
 def line_counts(old_source, new_source):
-    """(added, removed) as `diff -u` counts them, and the changed line numbers of each side."""
-    old, new = old_source.splitlines(), new_source.splitlines()
+    """The changed line numbers (from 1) of each side, as `diff -u` finds them: (added, removed),
+    two tuples. One count for the lessons' tables, the README's and the site's diff pages."""
     added, removed = [], []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new).get_opcodes():
+    for tag, i1, i2, j1, j2 in line_matcher(old_source, new_source).get_opcodes():
         if tag != "equal":
             removed += range(i1 + 1, i2 + 1)
             added += range(j1 + 1, j2 + 1)
-    return added, removed
+    return tuple(added), tuple(removed)
 
 
 @functools.cache

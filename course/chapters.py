@@ -1,5 +1,7 @@
 """The chapter list, the banner grammar of code.py, the offline environment, scenario.json."""
 
+import ast
+import functools
 import json
 import os
 import re
@@ -16,6 +18,7 @@ CHAPTERS = [
     "s07_subagents",
     "s08_compact",
 ]
+PRESENT = [name for name in CHAPTERS if (ROOT / name / "code.py").exists()]  # those written
 # The sections each chapter changes in what it carries over from the chapter before; every
 # other carried section stays byte-identical (tests/test_chapters.py). A change here is a change
 # to the lesson, and is reviewed as one.
@@ -53,6 +56,88 @@ CHANGES = {
         "THE SESSION",
         "THE SCRIPTED MODEL",
         "THE COMMAND LINE",
+    },
+}
+
+# The same, definition by definition (course.chapters.definitions: a function, a class, a
+# constant, any other top-level statement, with the comment lines right above it): what each
+# chapter changes, removes, or adds to a section it carries, and why. Every other definition it
+# carries stays byte-identical wherever it lives, a section in CHANGES too; one that is new in a
+# chapter's own new section is new by its banner and is not listed (tests/test_chapters.py).
+CHANGED_DEFINITIONS = {
+    "s02_tools": {
+        "system_prompt()",  # the file tools named
+        "run_tool()",  # any tool of the dispatch map, its input checked against its schema
+        "TOOL_HANDLERS",  # added: the dispatch map
+        "JSON_TYPES",  # added: for input_problem
+        "input_problem()",  # added: one check for every tool's input...
+        "bash_input_problem()",  # removed: ...instead of bash's own
+    },
+    "s03_permissions": {
+        "run_tool()",  # a call is checked, and may ask, before it runs
+        "Session",  # the mode and the settings
+        "parse_args()",  # --mode
+        "make_session()",  # the settings read, the mode on the banner
+        "main()",  # a bad settings file is one line
+        "COMMANDS",  # /mode
+        "run_command()",  # its docstring's example: /mode
+        "command_clear()",  # says the mode and the rules stay
+    },
+    "s04_hooks": {
+        "agent_loop()",  # a Stop hook may send the model back to work
+        "run_turn()",  # UserPromptSubmit
+        "run_tool()",  # PreToolUse, PostToolUse
+        "Session",  # the hooks
+        "make_session()",  # the hooks loaded, on the banner
+        "command_clear()",  # says the hooks stay
+    },
+    "s05_todo_write": {
+        "system_prompt()",  # plan with todo_write
+        "agent_loop()",  # the reminder joins the results
+        "SAFE_TOOLS",  # todo_write runs in every mode
+        "Session",  # the list and the rounds since it was written
+        "COMMANDS",  # /todos
+        "command_clear()",  # empties the list
+    },
+    "s06_plan_mode": {
+        "agent_loop()",  # a plan turned down; notes join the results
+        "run_tools()",  # a plan turned down goes up once every call has run
+        "run_turn()",  # the plan-mode note
+        "run_tool()",  # lets PlanRejected through
+        "check_permission()",  # plan mode denies what may change things
+        "SAFE_TOOLS",  # the plan and question tools
+        "build_request()",  # the tools plan mode offers
+        "PlanRejected",  # added to THE SESSION
+        "Session",  # the session id, plan mode, the notes
+        "parse_args()",  # --plan
+        "make_session()",  # the session id, the newest plan, --plan on the banner
+        "COMMANDS",  # /plan
+        "command_restart()",  # says the session id
+        "command_clear()",  # plan mode stays, and the new conversation hears of it
+    },
+    "s07_subagents": {
+        "agent_loop()",  # calls counted on the session; a subagent's lines, limit and reminders
+        "run_tools()",  # a subagent's lines under its call; what its interrupt says
+        "check_permission()",  # what a subagent may not do
+        "ask_permission()",  # says which subagent asks
+        "HOOK_EVENTS",  # SubagentStop
+        "stop_hook_sends_back()",  # SubagentStop for a subagent's answer
+        "build_request()",  # a subagent's prompt and tools
+        "call_model()",  # a subagent's calls marked in the trace; tokens counted
+        "show_usage()",  # a subagent's tokens under its call
+        "Session",  # subagent, indent, calls, tokens
+    },
+    "s08_compact": {
+        "agent_loop()",  # room made before a call
+        "run_turn()",  # a summary's history stays
+        "agent()",  # a subagent's context starts empty
+        "call_model()",  # a summary request marked in the trace
+        "Session",  # the thresholds and what compaction measured and made
+        "make_message()",  # a script's turn may give its usage
+        "parse_args()",  # --clear-at, --compact-at
+        "make_session()",  # the thresholds
+        "COMMANDS",  # /context, /compact
+        "command_clear()",  # forgets the measured size and the summary
     },
 }
 
@@ -223,6 +308,83 @@ def section_titles(lines):
             title = split_tag(found)[0]
         titles.append(title)
     return titles
+
+
+def definitions(source):
+    """{name: (title of its section, text)} for each top-level statement of a code.py but the
+    docstring and the imports, in file order: what a chapter carries definition by definition
+    (CHANGED_DEFINITIONS, tests/test_chapters.py).
+
+    The name: `preview()` for a function, `Session` for a class, the target for an assignment
+    (`TOOLS`, `TOOL_HANDLERS["todo_write"]`), and for any other statement its first line, its
+    comment aside (`TOOLS += FILE_TOOLS`); a name met again gets " #2", " #3". The text runs
+    from the comment lines right above the statement (no blank line between, no banner) and its
+    decorators to its last line. The lines of a section that no such text holds (but blank
+    lines and the banner: the comment under the banner, mostly) are one more, named "the loose
+    lines of THE SECTION". What comes before the first banner (the docstring, the imports) is in
+    none. Parsed once per source.
+    """
+    return dict(_definitions(source))
+
+
+@functools.lru_cache(maxsize=16)  # every chapter's, and a test's changed copies (5 MB each)
+def parsed(source):
+    """ast.parse(source), once per source and process (a code.py takes 50 ms to parse, and the
+    definitions, the lesson tables, the site and the tests all read its tree: never change it)."""
+    return ast.parse(source)
+
+
+@functools.lru_cache(maxsize=32)
+def _definitions(source):
+    lines = source.splitlines(keepends=True)
+    bare = [line.rstrip("\r\n") for line in lines]
+    titles = section_titles(lines)
+    body = parsed(source).body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    found, owned = {}, set()
+    for node in body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            name = f"{node.name}()"
+        elif isinstance(node, ast.ClassDef):
+            name = node.name
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            name = " = ".join(_first_line(bare, target) for target in targets)
+        else:
+            name = _first_line(bare, node)
+        start = min([node.lineno] + [item.lineno for item in getattr(node, "decorator_list", [])])
+        start -= 1  # the index of its first line
+        while start and bare[start - 1].lstrip().startswith("#") and not RULE.fullmatch(
+            bare[start - 1]
+        ):
+            start -= 1
+        key, number = name, 1
+        while key in found:
+            number += 1
+            key = f"{name} #{number}"
+        found[key] = (titles[node.lineno - 1], "".join(lines[start : node.end_lineno]))
+        owned.update(range(start, node.end_lineno))
+    banners = {index + offset for index in range(len(bare)) if banner_title(bare, index)
+               for offset in range(3)}
+    loose = {}
+    for index, line in enumerate(lines):
+        if titles[index] and bare[index].strip() and index not in owned and index not in banners:
+            loose[titles[index]] = loose.get(titles[index], "") + line
+    for title, text in loose.items():
+        found[f"the loose lines of {title}"] = (title, text)
+    return tuple(found.items())
+
+
+def _first_line(bare, node):
+    """The node's source if it is on one line, else its first line (its comment aside) and
+    "..."."""
+    line = bare[node.lineno - 1].encode()  # the offsets count bytes
+    if node.end_lineno == node.lineno:
+        return line[node.col_offset : node.end_col_offset].decode()
+    return line[node.col_offset :].decode().split("  #")[0].strip() + " ..."
 
 
 # ---- running a chapter offline ---------------------------------------------------------------

@@ -4,13 +4,9 @@ import ipaddress
 import os
 import socket
 import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-
-# The repository root, for the course package (tests/ is on sys.path already, for support.py).
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 # No test may talk to the outside world or find a key: block both before anything runs.
 for variable in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "MODEL_ID"):
@@ -156,7 +152,8 @@ def keyboard(monkeypatch):
 
 
 class Answers:
-    """Stands in for input(): hands out the given lines in order, None meaning EOF.
+    """Stands in for input(): hands out the given lines in order, None meaning EOF and an
+    exception class (KeyboardInterrupt: a Ctrl-C at the question) raising it.
 
     Every prompt shown is kept, so a test can assert which questions were asked.
     """
@@ -172,6 +169,8 @@ class Answers:
         line = self.lines.pop(0)
         if line is None:
             raise EOFError
+        if isinstance(line, type) and issubclass(line, BaseException):
+            raise line
         return line
 
 

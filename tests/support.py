@@ -6,20 +6,20 @@ keeps a copy of the keyword arguments of every create() call, taken at call
 time, so a test can assert the exact requests with ==.
 """
 
-import atexit
 import contextlib
 import gc
-import http.server
 import itertools
 import json
 import signal
-import tempfile
-import threading
 from pathlib import Path
 
 from anthropic.types import Message
 
-from course import CHAPTERS, ROOT, offline_environment, section_map
+from course import CHAPTERS, PRESENT, ROOT, offline_environment, section_map  # noqa: F401
+
+# The live path's loopback Messages API, and the warm runner the test session shares with a
+# chapter run through it: in course/, where the tools find them too.
+from course.api import loopback_messages_api, message_json  # noqa: F401
 
 # The loader, the fake client and the message builders a learner's exercise checks use too:
 # one source for both.
@@ -35,8 +35,7 @@ from course.check import (  # noqa: F401
     tool_use,
     user,
 )
-
-PRESENT = [name for name in CHAPTERS if (ROOT / name / "code.py").exists()]
+from course.warm import run_chapter, shared_runner  # noqa: F401
 
 
 def chapters_that_change(*sections):
@@ -145,33 +144,6 @@ def request(chapter, session, messages):
 clean_env = offline_environment
 
 
-_runner = None
-_runner_lock = threading.Lock()
-
-
-def shared_runner():
-    """The warm runner (course/warm.py) the whole test session shares; started on first use."""
-    global _runner
-    with _runner_lock:  # tests may start runs from several threads at once
-        if _runner is None:
-            from course.warm import Runner
-
-            _runner = Runner(tempfile.mkdtemp(prefix="chapter-runs-"))
-            atexit.register(_runner.close)
-    return _runner
-
-
-def run_chapter(name, *args, stdin="", cwd=None, timeout=120, env=None):
-    """python <name>/code.py ARGS, as its own process; returns the CompletedProcess.
-
-    The process is forked from the warm runner (course/warm.py), so it starts
-    with anthropic already imported: the run is the same, seconds sooner.
-    """
-    runner = shared_runner()
-    job = runner.start(ROOT / name / "code.py", *args, stdin=stdin, cwd=cwd or ROOT, env=env)
-    return runner.result(job, timeout=timeout)
-
-
 def read_trace(path):
     return [json.loads(line) for line in Path(path).read_text().splitlines()]
 
@@ -222,49 +194,3 @@ def sent_key(http_request):
     return headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
 
 
-# ---- the live path: a Messages API on loopback ----------------------------------
-
-def message_json(content, stop_reason="end_turn", model=MODEL):
-    """A Message as the API sends it, in JSON."""
-    return {
-        "id": "msg_live",
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": content,
-        "stop_reason": stop_reason,
-        "stop_sequence": None,
-        "usage": {"input_tokens": 1, "output_tokens": 1},
-    }
-
-
-@contextlib.contextmanager
-def loopback_messages_api(answer):
-    """A Messages API on 127.0.0.1, for tests of the live path (no test may reach the real one).
-
-    answer(body, seen) gives the Message JSON for each request. Yields
-    (base_url, seen), where seen holds {"path", "headers", "body"} of every request.
-    """
-    seen = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self):
-            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-            seen.append({"path": self.path, "headers": dict(self.headers), "body": body})
-            answered = json.dumps(answer(body, seen)).encode()
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(answered)))
-            self.end_headers()
-            self.wfile.write(answered)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}", seen
-    finally:
-        server.shutdown()
-        server.server_close()

@@ -7,7 +7,8 @@ Generic over support.PRESENT: a chapter is checked here as soon as its code.py e
   - a missing or broken --script is one line on stderr and exit code 2
   - importing a chapter writes nothing, reads no key, opens no connection
   - the section contract: carried-over sections are byte-identical to the
-    previous chapter's, and banners say what is new or changed
+    previous chapter's, and banners say what is new or changed; every carried
+    definition too, wherever it lives (course/chapters.py: CHANGED_DEFINITIONS)
   - a chapter imports only the standard library, anthropic and dotenv
 
 There are five runs per chapter, made by the warm runner of course/warm.py
@@ -28,8 +29,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from course import CHANGES, read_scenario
+from course import CHANGED_DEFINITIONS, CHANGES, definitions, read_scenario
 from course import section_map as sections
+from course import sections as section_list
+from course.chapters import parsed
 from support import CHAPTERS, PRESENT, ROOT, clean_env, load_chapter, read_trace, shared_runner
 
 # ======================================================================
@@ -389,7 +392,7 @@ STANDARD = set(sys.stdlib_module_names)
 
 def top_imports(name):
     """The top-level names of every module a chapter's code.py imports, wherever it does."""
-    tree = ast.parse((ROOT / name / "code.py").read_text(encoding="utf-8"))
+    tree = parsed((ROOT / name / "code.py").read_text(encoding="utf-8"))
     imported = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -425,8 +428,9 @@ def test_the_warm_runner_imports_before_the_fork_only_modules_every_chapter_impo
 # banners. The idea comes first (the loop, the tools, then each chapter's own
 # sections, in the order the chapters added them), then the harness banner,
 # then the machinery. A section carried over is byte-identical to the previous
-# chapter's, unless course/chapters.py's CHANGES says the chapter changes it; a chapter's own
-# sections say "(new in sNN)" in their banner.
+# chapter's, unless course/chapters.py's CHANGES says the chapter changes it, and so is each
+# definition it carries, unless CHANGED_DEFINITIONS says so; a chapter's own sections say
+# "(new in sNN)" in their banner.
 
 HARNESS = "THE HARNESS: what keeps it safe and runnable (skip on a first read)"
 
@@ -501,7 +505,7 @@ def test_no_chapter_adds_more_than_300_lines_above_the_harness_banner(old, new):
 
 @pytest.mark.parametrize("name", PRESENT)
 def test_a_chapters_docstring_is_at_most_25_lines(name):
-    tree = ast.parse((ROOT / name / "code.py").read_text(encoding="utf-8"))
+    tree = parsed((ROOT / name / "code.py").read_text(encoding="utf-8"))
     # The closing quotes stand on a line of their own.
     assert len(ast.get_docstring(tree, clean=False).splitlines()) + 1 <= 25
 
@@ -540,6 +544,134 @@ def test_a_chapter_changes_exactly_the_sections_it_says_and_carries_the_rest_byt
         describe_difference(old, new, name, before[name][1], after[name][1]) for name in unexpected
     )
     assert sorted(CHANGES[new] - differing) == []
+
+
+# Definition by definition: a section CHANGES lets a chapter change may still hold helpers the
+# chapter carries, and those stay byte-identical too (CHANGED_DEFINITIONS says which do not).
+
+TABLE = "course/chapters.py"
+
+
+def chapter_span(chapters):
+    """['s03_permissions', ..., 's08_compact'] -> 's03..s08'; one chapter: 's03'."""
+    first, last = label(chapters[0]), label(chapters[-1])
+    return first if first == last else f"{first}..{last}"
+
+
+def carried_definition_problems(sources, changed):
+    """What breaks the definition contract, one line a problem that says what to do, for the
+    chapters' code.py texts `sources` ({chapter: source}, in chapter order) and the table
+    `changed` (CHANGED_DEFINITIONS)."""
+    names = list(sources)
+    found = {name: definitions(sources[name]) for name in names}
+    problems = []
+
+    def declare(key, new):
+        return f'in {TABLE}, add "{key}" to CHANGED_DEFINITIONS["{new}"].'
+
+    for index, (old, new) in enumerate(zip(names, names[1:], strict=False), 1):
+        before, after = found[old], found[new]
+        carried = {title for title, _, _ in section_list(sources[old])}
+        declared = changed.get(new, set())
+        for key, (title, text) in after.items():
+            if key in before and text != before[key][1] and key not in declared:
+                lacking = [new]  # the chapters on from here that carry the same text, or
+                # (past a change of their own) still hold its lines and none the other has
+                only_here = set(text.splitlines()) - set(before[key][1].splitlines())
+                only_before = set(before[key][1].splitlines()) - set(text.splitlines())
+                for name in names[index + 1 :]:
+                    later = found[name].get(key, (None, ""))[1]
+                    lines = set(later.splitlines())
+                    if later != text and (not only_here <= lines or only_before & lines):
+                        break
+                    lacking.append(name)
+                fixed = [old]  # the chapters up to here that carry the other text
+                for name in reversed(names[: index - 1]):
+                    if found[name].get(key, (None, None))[1] != before[key][1]:
+                        break
+                    fixed.insert(0, name)
+                problems.append(
+                    f"{key} differs from {label(old)} in {chapter_span(lacking)}: a fix made in "
+                    f"{chapter_span(fixed)} and not carried on? Carry it into "
+                    f"{chapter_span(lacking)}, or declare the change: {declare(key, new)}")
+            elif key not in before and title in carried and key not in declared:
+                problems.append(
+                    f"{key} is new in {label(new)}, in the section it carries, {title}: move it "
+                    f"to a section new in {label(new)}, or declare it: {declare(key, new)}")
+        for key in before:
+            if key not in after and key not in declared:
+                problems.append(
+                    f"{key} is in {label(old)} but not in {label(new)}: put it back, or declare "
+                    f"its removal: {declare(key, new)}")
+        for key in sorted(declared):
+            if key in before and key in after and before[key][1] == after[key][1]:
+                why = f"{label(new)} carries it unchanged from {label(old)}"
+            elif key not in before and key not in after:
+                why = f"there is no {key} in {label(old)} or {label(new)}"
+            elif key not in before and after[key][0] not in carried:
+                why = f"it is in {after[key][0]}, a section new in {label(new)}"
+            else:
+                continue
+            problems.append(
+                f'CHANGED_DEFINITIONS["{new}"] in {TABLE} lists "{key}", but {why}: remove it.')
+    problems += [f'CHANGED_DEFINITIONS in {TABLE} names "{name}", which is no chapter after the '
+                 f"first: remove it." for name in changed if name not in names[1:]]
+    return problems
+
+
+def chapter_sources():
+    return {name: (ROOT / name / "code.py").read_text(encoding="utf-8") for name in PRESENT}
+
+
+def test_every_carried_definition_is_byte_identical_unless_the_chapter_declares_its_change():
+    problems = carried_definition_problems(chapter_sources(), CHANGED_DEFINITIONS)
+    assert problems == [], "\n".join(problems)
+
+
+def test_a_fix_to_a_helper_made_in_some_chapters_only_names_the_helper_and_the_rest():
+    sources = chapter_sources()
+    old = "def preview(text, lines=6):"
+    assert all(sources[name].count(old) == 1 for name in PRESENT)
+    for name in PRESENT[:2]:  # fixed in s01 and s02, not carried on
+        sources[name] = sources[name].replace(old, old + "\n    text = str(text)")
+    # and a fix made in s01 alone to Session, which later chapters change (s03 on): those lack
+    # it too, as long as they hold the line it changed and not the new one
+    sources["s01_loop"] = sources["s01_loop"].replace("@dataclass\nclass Session:",
+                                                      "@dataclass(eq=False)\nclass Session:")
+    last = label(PRESENT[-1])
+    assert carried_definition_problems(sources, CHANGED_DEFINITIONS) == [
+        f"Session differs from s01 in s02..{last}: a fix made in s01 and not carried on? Carry "
+        f"it into s02..{last}, or declare the change: in course/chapters.py, add \"Session\" to "
+        'CHANGED_DEFINITIONS["s02_tools"].',
+        f"preview() differs from s02 in s03..{last}: a fix made in s01..s02 and not carried on? "
+        f"Carry it into s03..{last}, or declare the change: in course/chapters.py, add "
+        '"preview()" to CHANGED_DEFINITIONS["s03_permissions"].',
+    ]
+
+
+def test_a_definition_added_to_or_removed_from_a_reopened_section_must_be_declared():
+    sources = chapter_sources()
+    old, new = PRESENT[-2:]
+    session = "@dataclass\nclass Session:"
+    helper = "def forget(session):\n    session.messages.clear()\n\n\n"
+    for name in (old, new):  # added to THE SESSION, which the chapter carries
+        assert sources[name].count(session) == 1
+        sources[name] = sources[name].replace(session, helper + session)
+    start = sources[new].index("def command_help(")  # and one removed from THE COMMAND LINE
+    sources[new] = sources[new][:start] + sources[new][sources[new].index("\ndef ", start) + 1 :]
+    changed = {**CHANGED_DEFINITIONS, new: {*CHANGED_DEFINITIONS[new], "forget()", "nothing()"}}
+    assert carried_definition_problems(sources, changed) == [
+        f"forget() is new in {label(old)}, in the section it carries, THE SESSION: move it to a "
+        f'section new in {label(old)}, or declare it: in course/chapters.py, add "forget()" to '
+        f'CHANGED_DEFINITIONS["{old}"].',
+        f"command_help() is in {label(old)} but not in {label(new)}: put it back, or declare "
+        f'its removal: in course/chapters.py, add "command_help()" to '
+        f'CHANGED_DEFINITIONS["{new}"].',
+        f'CHANGED_DEFINITIONS["{new}"] in course/chapters.py lists "forget()", but {label(new)} '
+        f"carries it unchanged from {label(old)}: remove it.",
+        f'CHANGED_DEFINITIONS["{new}"] in course/chapters.py lists "nothing()", but there is no '
+        f"nothing() in {label(old)} or {label(new)}: remove it.",
+    ]
 
 
 @pytest.mark.parametrize("old, new", PAIRS)

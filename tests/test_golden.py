@@ -7,15 +7,14 @@ review the diff of the golden files.
 """
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-from support import PRESENT, ROOT
+from support import PRESENT, ROOT, fresh_module
 
-sys.path.insert(0, str(ROOT / "tests" / "golden"))
-import regenerate  # noqa: E402  (tests/golden is not a package; it is found by path)
+# tests/golden is not a package: its script is loaded by its path.
+regenerate = fresh_module(ROOT / "tests" / "golden" / "regenerate.py", "golden_regenerate")
 
 
 def golden(name):

@@ -34,27 +34,27 @@ and names stale sections; it records a new hash only with --accept). No test her
 process: they read files and load chapters, in about a second in all.
 """
 
-import difflib
-import hashlib
 import re
 import shutil
-from dataclasses import dataclass
 
 import pytest
 
-import test_lessons as lessons
-from course import CHAPTERS, changes, diagrams, reading_time
-from course.figures import without_figures
+from course import CHAPTERS, changes, diagrams, lessons, reading_time
 from course.translations import (
     GLOSSARY,
-    HASH_LENGTH,
     LANGUAGE,
     LANGUAGE_LINES,
-    MARKER,
     TRANSLATION,
+    alignment,
     english,
+    expected_table,
     is_language_line,
+    language_line,
     pages,
+    read,
+    read_sections,
+    sections_of,
+    source,
     translated,
     translation,
 )
@@ -64,112 +64,16 @@ PAGES = pages()
 TRANSLATED = translated()
 TRANSLATED_LESSONS = [name for name in TRANSLATED if name != "README"]
 
-TABLE_MARKERS = [(changes.BEGIN, changes.END), (changes.README_BEGIN, changes.README_END)]
 CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 CHINESE = re.compile(r"[\u3400-\u9fff]")
 EXERCISE = re.compile(r"\d+\. ")
 
 
-def source(name, language="en", root=ROOT):
-    """'s01_loop/README.zh-CN.md', as failures name a page."""
-    path = translation(name, root) if language == LANGUAGE else english(name, root)
-    return str(path.relative_to(root))
-
-
-def read(name, language="en", root=ROOT):
-    path = translation(name, root) if language == LANGUAGE else english(name, root)
-    return path.read_text(encoding="utf-8")
-
-
 # ======================================================================
-# Sections: a heading, the marker under it, its prose and its code blocks
+# Sections: a heading, the marker under it, its prose and its code blocks (course/translations.py
+# reads them)
 # ======================================================================
-
-
-@dataclass
-class Section:
-    level: int  # 1 for the title (and the text before the first ##), then 2, 3
-    title: str
-    start: int  # the index of its heading line
-    end: int  # the index of the line after it
-    lines: list  # its prose: the lines of the section less its code blocks, generated
-    # tables, marker and language line (the heading included)
-    blocks: list  # its fenced code blocks (test_lessons.Block), in order
-    marker: dict | None = None  # {"hash", "title"} of the `<!-- en: ... -->` under its heading
-    marker_line: int | None = None
-    where: str = ""  # "s01_loop/README.zh-CN.md:12"
-
-    @property
-    def heading(self):
-        return f"{'#' * self.level} {self.title}"
-
-    @property
-    def key(self):
-        """What an English section is known by."""
-        return self.level, self.title
-
-    @property
-    def translates(self):
-        """The English section a Chinese section says it translates."""
-        return self.level, self.marker["title"] if self.marker else None
-
-    @property
-    def hash(self):
-        """The start of the sha1 of the prose, white space made single spaces (so re-wrapping
-        a paragraph changes nothing), and the figures' values left out (course/figures.py)."""
-        prose = " ".join(without_figures(" ".join(self.lines)).split())
-        return hashlib.sha1(prose.encode("utf-8")).hexdigest()[:HASH_LENGTH]
-
-
-def generated_lines(lines):
-    """The indices of the lines of the generated tables, their markers included."""
-    found = set()
-    for begin, end in TABLE_MARKERS:
-        starts = [number for number, line in enumerate(lines) if line.strip() == begin]
-        ends = [number for number, line in enumerate(lines) if line.strip() == end]
-        for start, stop in zip(starts, ends, strict=False):
-            found.update(range(start, stop + 1))
-    return found
-
-
-def read_sections(text, where):
-    """The sections of a page, in order: the title's, then one per ## and ### heading."""
-    lines = text.splitlines()
-    blocks = lessons.parse_blocks(text, where)
-    inside = {number for block in blocks for number in range(block.start, block.end)}
-    found = sorted((number, len(prefix) - 1, title) for prefix in ("# ", "## ", "### ")
-                   for number, title in lessons.headings(text, prefix))
-    if not found or found[0][0] != 0:
-        found.insert(0, (0, 1, ""))
-    skipped = inside | generated_lines(lines)
-    sections = []
-    for position, (start, level, title) in enumerate(found):
-        end = found[position + 1][0] if position + 1 < len(found) else len(lines)
-        inner = [block for block in blocks if start < block.start < end]
-        section = Section(level, title, start, end, [], inner, where=f"{where}:{start + 1}")
-        following = next((number for number in range(start + 1, end) if lines[number].strip()),
-                         None)
-        if following is not None and following not in inside:
-            match = MARKER.fullmatch(lines[following].strip())
-            if match:
-                section.marker, section.marker_line = match.groupdict(), following
-        section.lines = [lines[number] for number in range(start, end)
-                         if number not in skipped and number != section.marker_line
-                         and not is_language_line(lines[number])]
-        sections.append(section)
-    return sections
-
-
-def sections_of(name, language="en", root=ROOT):
-    return read_sections(read(name, language, root), source(name, language, root))
-
-
-def alignment(english_sections, chinese_sections):
-    """difflib's opcodes from the English sections to the ones the Chinese say they translate."""
-    matcher = difflib.SequenceMatcher(None, [s.key for s in english_sections],
-                                      [s.translates for s in chinese_sections], autojunk=False)
-    return matcher.get_opcodes()
 
 
 def paired(english_sections, chinese_sections):
@@ -281,47 +185,6 @@ def blocks_as_written(section):
 # ======================================================================
 # The generated tables, the language lines, the glossary
 # ======================================================================
-
-ZH_README_HEADER = ["| 章 | 新增内容 | 行数 | 增 | 删 |", "| --- | --- | --- | --- | --- |"]
-
-
-def chinese_summary(name, root=ROOT):
-    """'agent 循环。' from the title '# s01_loop: agent 循环。' of the Chinese lesson."""
-    return read(name, LANGUAGE, root).splitlines()[0].split(": ", 1)[1]
-
-
-def zh_readme_table(root=ROOT):
-    """The chapter table of README.zh-CN.md: the English one's figures, a translated lesson's
-    Chinese title and link (an untranslated one's English)."""
-    rows = []
-    for name in CHAPTERS:
-        if not (root / name / "code.py").exists():
-            continue
-        found = changes.what_changed(name, root)
-        if translation(name, root).exists():
-            link, summary = f"{name}/{TRANSLATION}", chinese_summary(name, root)
-        else:
-            link, summary = f"{name}/README.md", changes.summary_of(name, root)
-        rows.append(f"| [{name}]({link}) | {summary} | {found.lines} | +{found.added} "
-                    f"| -{found.removed} |")
-    return "\n".join(ZH_README_HEADER + rows)
-
-
-def expected_table(name, root=ROOT):
-    """(begin marker, end marker, the table) the Chinese page must hold."""
-    if name == "README":
-        return changes.README_BEGIN, changes.README_END, zh_readme_table(root)
-    return changes.BEGIN, changes.END, changes.lesson_table(changes.what_changed(name, root),
-                                                            LANGUAGE)
-
-
-def language_line(text):
-    """The first line after the title that is not blank and not a marker, or None."""
-    for line in text.splitlines()[1:]:
-        if line.strip() and not MARKER.fullmatch(line.strip()):
-            return line.strip()
-    return None
-
 
 def glossary():
     """[(English term, Chinese, [renderings not to use])] from the table of GLOSSARY.zh-CN.md."""
@@ -569,8 +432,9 @@ def test_the_glossary_fixes_the_recurring_terms_and_no_page_uses_a_rejected_one(
 # Terms whose Chinese is the English word are left out (nothing to check), and so are the rows
 # with two renderings (allow / deny / ask, offline / live).
 # The form the Chinese must hold, where it is not the glossary's word as a whole: a round is
-# counted (“三轮工具调用”), so its form is 轮工具调用.
-TERM_FORMS = {"round": ("轮工具调用", "工具轮")}  # or the glossary's short form
+# counted (“三轮工具调用”), so its form is 轮工具调用 (no short form: “工具轮” read as a coinage).
+# The prompt of "prompt cache" and "prompt caching" is rendered in 提示缓存, which holds no 提示词.
+TERM_FORMS = {"round": ("轮工具调用",), "prompt": ("提示词", "提示缓存")}
 # English words spelt like a term that are not the term: verbs and set phrases; "refusal", which
 # the English also says of a guard's or a rule's refusal (拒绝), not only of the model's; a chain
 # of symlinks, which is no chain of commands; ZCode's design notes, which are no notes of s06.
@@ -632,10 +496,9 @@ def test_the_site_strings_use_no_rendering_the_glossary_rejects_and_no_lone_roun
     assert {key: words for key, words in found.items() if words} == {}
 
 
-# 轮 alone is ambiguous: a turn is 轮次, a round of tool calls 一轮工具调用, or 工具轮 for short
-# (GLOSSARY.zh-CN.md);
+# 轮 alone is ambiguous: a turn is 轮次, a round of tool calls 一轮工具调用 (GLOSSARY.zh-CN.md);
 # 轮到 (“轮到模型”) is another word.
-LONE_ROUND = re.compile(r"(?<!工具)轮(?!次|到|工具调用)")  # 工具轮: the glossary's short form
+LONE_ROUND = re.compile(r"轮(?!次|到|工具调用)")
 
 
 @pytest.mark.parametrize("name", TRANSLATED)
@@ -812,3 +675,43 @@ def test_the_sync_tool_starts_a_page_with_every_section_marked_new(tmp_path):
 def test_every_page_has_its_chinese_translation():
     # A new lesson: .venv/bin/python -m tools.sync_zh --start sNN_x, translate it, --accept '*'
     assert [name for name in PAGES if name not in TRANSLATED] == []
+
+
+# ---- the shape of the prose: course/zh_style.py ---------------------------------------------
+
+
+def test_the_style_figures_count_colons_pronouns_and_sentences_in_the_prose_alone():
+    from course import zh_style
+
+    text = "\n".join([
+        "# 标题：不算",
+        "<!-- en: 0123456789ab The problem -->",
+        "它读文件：`a：b` 不算。其他不算，尤其不算；其结果算。",
+        "",
+        "```text",
+        "代码：不算",
+        "```",
+        "| 表格：不算 |",
+        "![图：不算](diagram.zh-CN.svg)",
+        "- 列表项[链接](https://example.com/：)",
+    ])
+    found = zh_style.shape(text)
+    # characters: 它读文件 不算 其他不算 尤其不算 其结果算 (4+2+4+4+4) and 列表项链接 (5)
+    assert (found.characters, found.colons, found.pronouns, found.sentences, found.length) == (
+        23, 1, 2, 3, 23 + 1)  # three sentences: 。 ends two, the list item is the third
+    assert (found.colon_rate, found.pronoun_rate, found.sentence_length) == (43.5, 87.0, 8.0)
+
+
+@pytest.mark.parametrize("name", TRANSLATED)
+def test_the_chinese_prose_is_chinese_in_shape_few_colons_and_pronouns(name):
+    """English chains clauses with colons and refers back with "it"; a Chinese page that keeps
+    those shapes reads as English (issue 58). The top README's core is all of it."""
+    from course import reading_time, zh_style
+
+    text = read(name, LANGUAGE)
+    core, whole = zh_style.shape(reading_time.core(text, LANGUAGE)), zh_style.shape(text)
+    found = {"core colons": core.colon_rate, "core pronouns": core.pronoun_rate,
+             "page colons": whole.colon_rate, "page pronouns": whole.pronoun_rate}
+    limits = {"core colons": zh_style.COLON_LIMIT, "core pronouns": zh_style.PRONOUN_LIMIT,
+              "page colons": zh_style.COLON_LIMIT, "page pronouns": zh_style.WHOLE_PRONOUN_LIMIT}
+    assert {what: rate for what, rate in found.items() if rate > limits[what]} == {}

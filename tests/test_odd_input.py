@@ -76,6 +76,19 @@ def returns_in_time(call, *args):
     return outcome["value"]
 
 
+def refusal_of(read, refused):
+    """A function of one argument: the text of the `refused` error that read(argument) raises,
+    or None if read takes it (named after read, which returns_in_time names if it hangs)."""
+    def refusal(argument):
+        try:
+            read(argument)
+        except refused as error:
+            return str(error)
+        return None
+    refusal.__name__ = read.__name__
+    return refusal
+
+
 # ---- 1. a tool input nested too deeply -----------------------------------------------------
 
 @pytest.mark.parametrize("name", support.PRESENT)
@@ -159,12 +172,7 @@ def test_a_script_that_cannot_be_read_is_one_line(name, tmp_path):
     folder = tmp_path / "folder"
     folder.mkdir()
 
-    def refusal(path):
-        try:
-            chapter.load_script(path)
-        except chapter.ScriptError as error:
-            return str(error)
-        return None
+    refusal = refusal_of(chapter.load_script, chapter.ScriptError)
 
     assert [returns_in_time(refusal, path) for path in (deep, latin, fifo, folder)] == [
         f"{deep}: lists and objects nest too deeply to read",
@@ -203,12 +211,7 @@ def test_a_settings_file_that_cannot_be_read_is_one_line(name, tmp_path):
     os.mkfifo(paths["fifo"])
     paths["folder"].mkdir()
 
-    def refusal(workdir):
-        try:
-            chapter.load_settings(workdir)
-        except chapter.SettingsError as error:
-            return str(error)
-        return None
+    refusal = refusal_of(chapter.load_settings, chapter.SettingsError)
 
     assert {kind: returns_in_time(refusal, path.parent.parent) for kind, path in paths.items()} == {
         "parser": f"{paths['parser']}: lists and objects nest too deeply to read",
@@ -381,12 +384,7 @@ def test_a_number_too_long_to_read_in_a_script_or_a_trace_is_one_line(name, tmp_
     script.write_text('{"prompt": "x", "turns": [], "n": ' + "9" * 5000 + "}")
     trace.write_text('{"request": {}}\n{"a": ' + "9" * 5000 + "}\n")
 
-    def refusal(path):
-        try:
-            chapter.load_script(path)
-        except chapter.ScriptError as error:
-            return str(error)
-        return None
+    refusal = refusal_of(chapter.load_script, chapter.ScriptError)
 
     assert [refusal(script), refusal(trace)] == [
         f"{script}: a number in it is too long to read",

@@ -531,17 +531,9 @@ def scenario_session(name, tmp_path):
 
 
 def test_s03_ctrl_c_at_the_question_then_the_prompt_again_plays_the_script_again(
-        monkeypatch, tmp_path, capsys):
+        answers, tmp_path, capsys):
     s03, session, work = scenario_session("s03_permissions", tmp_path)
-    answers = iter([KeyboardInterrupt, "y"])
-
-    def keyboard(prompt=""):
-        answer = next(answers)
-        if answer is KeyboardInterrupt:
-            raise KeyboardInterrupt
-        return answer
-
-    monkeypatch.setattr("builtins.input", keyboard)
+    answers(KeyboardInterrupt, "y")
     prompt = scenario("s03_permissions")["prompt"]
     assert s03.run_turn(session, prompt) is False
     assert not (work / "hello.txt").exists()

@@ -312,20 +312,10 @@ def test_eof_at_the_first_question_is_none_answered(s06, workdir, keyboard):
 
 
 def test_ctrl_c_at_a_question_cancels_the_turn_and_leaves_a_valid_history(s06, workdir,
-                                                                          monkeypatch, capsys):
+                                                                          answers, capsys):
     # /help says Ctrl-C cancels a turn; at a question it once skipped the rest, and the model
     # went on to plan
-    typed = iter(["1", KeyboardInterrupt])
-    asked = []
-
-    def fake_input(prompt=""):
-        asked.append(prompt)
-        answer = next(typed)
-        if answer is KeyboardInterrupt:
-            raise KeyboardInterrupt
-        return answer
-
-    monkeypatch.setattr("builtins.input", fake_input)
+    asked = answers("1", KeyboardInterrupt).prompts
     call = ask("t1", NAME, DOCS, TESTS)
     client = FakeClient(reply(text("One question first."), call), reply(text("Thanks.")))
     session = new_session(s06, client, workdir)

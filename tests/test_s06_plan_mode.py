@@ -1436,18 +1436,10 @@ def test_offline_ctrl_c_at_the_plan_question_changes_nothing_and_the_script_says
 
 
 def test_offline_ctrl_c_at_the_question_cancels_the_turn_as_help_says(
-    s06, tmp_path, monkeypatch, capsys
+    s06, tmp_path, answers, capsys
 ):
     session, work, before = scenario_session(s06, tmp_path)
-    answers = iter([KeyboardInterrupt])
-
-    def ctrl_c(prompt=""):
-        answer = next(answers)
-        if answer is KeyboardInterrupt:
-            raise KeyboardInterrupt
-        return answer
-
-    monkeypatch.setattr("builtins.input", ctrl_c)
+    answers(KeyboardInterrupt)
     assert s06.run_turn(session, SCENARIO["prompt"]) is False
     assert session.messages[7:] == [
         as_played(ASKED, "toolu_05"),

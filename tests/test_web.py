@@ -1690,6 +1690,16 @@ def test_browser_a_step_opened_by_link_lands_below_the_bars(site, visit, width, 
     visit.assert_clean()
 
 
+def each_step(page, steps):
+    """Go to each step of a run's page in turn (its location.hash); yield its number once the
+    step counter shows it ("Step 3 of 12", "第 3 步，共 12 步")."""
+    for step in range(1, steps + 1):
+        page.evaluate(f"location.hash = 'step-{step}'")
+        page.wait_for_function(f"location.hash === '#step-{step}' && document.getElementById("
+                               f"'step-counter').textContent.includes(' {step} ')")
+        yield step
+
+
 @pytest.mark.browser
 @pytest.mark.parametrize("lang", ["en", "zh-CN"])
 def test_browser_on_a_phone_the_bars_take_a_quarter_of_the_screen_and_the_header_one_row(
@@ -1700,10 +1710,7 @@ def test_browser_on_a_phone_the_bars_take_a_quarter_of_the_screen_and_the_header
     steps = len(run_data(out, names[-1])["calls"])
     page = visit.open(f"{folder}{names[-1]}.html#step-1")
     tallest = 0
-    for step in range(1, steps + 1):
-        page.evaluate(f"location.hash = 'step-{step}'")
-        page.wait_for_function(f"location.hash === '#step-{step}' && document.getElementById("
-                               f"'step-counter').textContent.includes('{step}')")
+    for _ in each_step(page, steps):
         boxes = page.evaluate(BOXES)
         tallest = max(tallest, boxes["tabsHeight"] + boxes["barHeight"])
     assert tallest <= 844 / 4, tallest
@@ -2177,10 +2184,7 @@ def test_browser_the_phone_caption_says_when_there_is_more(site, visit):
     steps = len(run_data(out, name)["calls"])
     page = visit.open(f"{name}.html#step-1")
     seen = 0
-    for step in range(1, steps + 1):
-        page.evaluate(f"location.hash = 'step-{step}'")
-        page.wait_for_function(f"document.getElementById('step-counter').textContent"
-                               f".includes('{step} ')")
+    for _ in each_step(page, steps):
         cut = page.evaluate("(c => c.scrollHeight > c.clientHeight + 1)"
                             "(document.getElementById('step-caption'))")
         assert page.locator(".caption-more").is_visible() is cut
@@ -2279,13 +2283,19 @@ DIAGRAM = ('<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-labelledby="
            '<rect width="10" height="10" fill="#fff"/></svg>\n')
 
 
-def test_a_lesson_shows_its_core_then_going_deeper_folded_with_its_diagram(tmp_path):
+def small_lesson(tmp_path):
+    """A chapter s09_small with DEEPER_LESSON and diagram.svg, its lesson rendered as the site
+    renders one: (its folder, the lesson's HTML, its images)."""
     folder = tmp_path / "s09_small"
     folder.mkdir()
     (folder / "diagram.svg").write_text(DIAGRAM, encoding="utf-8")
     chapter = site_builder.Chapter(name="s09_small", folder=folder, code='"""s09: x."""\n',
                                    lesson=DEEPER_LESSON)
-    body, images = site_builder.render_lesson(chapter, ["s09_small"])
+    return folder, *site_builder.render_lesson(chapter, ["s09_small"])
+
+
+def test_a_lesson_shows_its_core_then_going_deeper_folded_with_its_diagram(tmp_path):
+    folder, body, images = small_lesson(tmp_path)
     assert images == [(folder / "diagram.svg", "s09_small-diagram.svg")]
     assert ('<img class="diagram-image" src="images/s09_small-diagram.svg" '
             'alt="The loop, and where the check goes">') in body
@@ -2323,12 +2333,7 @@ def test_browser_a_link_into_going_deeper_opens_it(site, visit, tmp_path):
     """A lesson with the new shape, on a page built from the site's own template and assets:
     the folded part opens for a link to a heading inside it, and the diagram shows."""
     out, names = site
-    folder = tmp_path / "s09_small"
-    folder.mkdir()
-    (folder / "diagram.svg").write_text(DIAGRAM, encoding="utf-8")
-    chapter = site_builder.Chapter(name="s09_small", folder=folder, code='"""s09: x."""\n',
-                                   lesson=DEEPER_LESSON)
-    body, images = site_builder.render_lesson(chapter, ["s09_small"])
+    folder, body, images = small_lesson(tmp_path)
     page_html = (out / f"{names[0]}.html").read_text(encoding="utf-8")
     page_html = re.sub(r'(<section class="panel lesson" id="lesson"[^>]*>).*?(</section>)',
                        lambda found: found[1] + body + found[2], page_html, count=1, flags=re.S)

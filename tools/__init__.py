@@ -12,13 +12,6 @@ test (pytest collects nothing here).
     .venv/bin/python -m tools.context_estimate TRACE      how far off s08's estimate of the
                                                           context's size is, call by call
 
-The sync tools reuse the lesson tests' own parsers, and the timers the suite's runner, so the
-test folder is put on the import path here, once.
+What the tools share with the tests (the lessons' readers, the warm runner, the loopback API)
+is in course/: the tests may import a tool (to test it), never a tool a test.
 """
-
-import sys
-from pathlib import Path
-
-TESTS = str(Path(__file__).resolve().parent.parent / "tests")
-if TESTS not in sys.path:
-    sys.path.insert(0, TESTS)

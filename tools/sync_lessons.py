@@ -22,8 +22,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-import test_lessons as lessons
-from support import PRESENT, ROOT, loopback_messages_api
+from course import PRESENT, ROOT, lessons
+from course.api import loopback_messages_api
 
 
 def new_transcript(expected, actual):

@@ -33,19 +33,21 @@ import fnmatch
 import subprocess
 import sys
 
-import test_lessons_zh as zh
-from course import changes
+from course import ROOT, changes
 from course.translations import (
     LANGUAGE,
     LANGUAGE_LINES,
     MARKER,
+    alignment,
     english,
+    expected_table,
+    language_line,
     marker,
     pages,
+    read_sections,
     translated,
     translation,
 )
-from support import ROOT
 
 
 def fence(block_lines, language, indent):
@@ -59,7 +61,7 @@ def fence(block_lines, language, indent):
 def with_language_line(lines, line):
     """The page's lines with `line` as the first line after the title (and its marker)."""
     lines = list(lines)
-    if zh.language_line("\n".join(lines)) == line:
+    if language_line("\n".join(lines)) == line:
         return lines
     at = 1
     if len(lines) > 1 and MARKER.fullmatch(lines[1].strip()):
@@ -100,7 +102,7 @@ class History:
         if not self.enabled:
             return None
         for text in self.versions():
-            for section in zh.read_sections(text, ""):
+            for section in read_sections(text, ""):
                 if section.title == title and section.hash == recorded:
                     return section.lines
         return None
@@ -159,15 +161,15 @@ def sync(name, root=ROOT, accept=(), write=True, history=True):
     english_text = english_path.read_text(encoding="utf-8")
     chinese_text = chinese_path.read_text(encoding="utf-8")
     chinese_lines, english_lines = chinese_text.splitlines(), english_text.splitlines()
-    english_sections = zh.read_sections(english_text, str(english_path.relative_to(root)))
-    sections = zh.read_sections(chinese_text, str(chinese_path.relative_to(root)))
+    english_sections = read_sections(english_text, str(english_path.relative_to(root)))
+    sections = read_sections(chinese_text, str(chinese_path.relative_to(root)))
 
     def command(english_section):
         return f".venv/bin/python -m tools.sync_zh --accept '{english_section.title}' {name}"
 
     report, edits = [], []
     past = History(english_path, root, enabled=history)
-    for tag, e1, e2, c1, c2 in zh.alignment(english_sections, sections):
+    for tag, e1, e2, c1, c2 in alignment(english_sections, sections):
         if tag == "equal" or (tag == "replace" and e2 - e1 == c2 - c1):
             for ours, theirs in zip(english_sections[e1:e2], sections[c1:c2], strict=True):
                 edits += section_edits(ours, theirs, chinese_lines, accept, report, past,
@@ -191,7 +193,7 @@ def sync(name, root=ROOT, accept=(), write=True, history=True):
         chinese_lines[start:end] = lines
     chinese_lines = with_language_line(chinese_lines, LANGUAGE_LINES[LANGUAGE])
     new_chinese = "\n".join(chinese_lines) + "\n"
-    begin, end, table = zh.expected_table(name, root)
+    begin, end, table = expected_table(name, root)
     held = changes.between(new_chinese, begin, end)
     if held is None:
         report.append(f"{chinese_path.relative_to(root)}: has no single {begin} ... {end}")
@@ -213,7 +215,7 @@ def start(name, root=ROOT):
     english_path, chinese_path = english(name, root), translation(name, root)
     text = english_path.read_text(encoding="utf-8")
     lines = text.splitlines()
-    for section in reversed(zh.read_sections(text, "")):
+    for section in reversed(read_sections(text, "")):
         if section.level:
             lines[section.start + 1 : section.start + 1] = [marker("new", section.title)]
     lines = [line for line in lines if line.strip() != LANGUAGE_LINES["en"]]

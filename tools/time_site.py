@@ -18,7 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from support import ROOT, run_chapter
+from course import ROOT
+from course.warm import run_chapter
 
 
 def load(name, path):

@@ -317,7 +317,7 @@ def tasks_of(names, out):
         (Path(out) / name).stat().st_size for name in group))
 
 
-def worker(tasks, results, out, schemes, every_step, sampled):
+def worker(tasks, results, out, schemes, every_step, sampled, left_out=True):
     """One Chromium: checks each task's pages, view by view, until it gets None."""
     from playwright.sync_api import sync_playwright
 
@@ -326,7 +326,8 @@ def worker(tasks, results, out, schemes, every_step, sampled):
         checker = Checker(browser)
         seen = {scheme: set() for scheme in schemes}  # the blocks checked, in each scheme
         for task in iter(tasks.get, None):
-            lines = [checker.check(out, name, view, scheme, sampled, seen[scheme])
+            lines = [checker.check(out, name, view, scheme, sampled,
+                                   seen[scheme] if left_out else None)
                      for name in task for scheme in schemes
                      for view in views(out, name, every_step=every_step)]
             results.put(lines)
@@ -346,6 +347,8 @@ def main(argv=None):
     parser.add_argument("--light-only", action="store_true", help="skip the dark colour scheme")
     parser.add_argument("--sampled", action="store_true",
                         help="colour contrast on one element of each kind (as the tests do)")
+    parser.add_argument("--no-left-out", action="store_true",
+                        help="check every block in every view, as shown before (slower)")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                         help="how many Chromiums check pages at once (default: 2, or 1 on one "
                              "core)")
@@ -366,7 +369,8 @@ def main(argv=None):
     for _ in range(jobs):
         tasks.put(None)
     workers = [context.Process(target=worker, args=(tasks, results, args.out, schemes,
-                                                    not args.largest, args.sampled))
+                                                    not args.largest, args.sampled,
+                                                    not args.no_left_out))
                for _ in range(jobs)]
     for process in workers:
         process.start()

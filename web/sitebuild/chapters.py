@@ -7,7 +7,7 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course.changes import parsed
+from course.chapters import parsed
 from course.translations import TRANSLATION
 
 

@@ -15,43 +15,29 @@ from .strings import english_inside, say
 from .templates import render
 
 
-@functools.cache
-def line_matcher(old_code, new_code):
-    """difflib's matcher for two files, line by line (made once per pair of files).
-
-    The same matcher as difflib.unified_diff, so the counts agree with the
-    chapter table of the course README.
-    """
-    return difflib.SequenceMatcher(None, old_code.splitlines(), new_code.splitlines())
-
-
 @dataclass
 class Diff:
-    """code.py of one chapter against another, line by line."""
+    """code.py of one chapter against another, line by line (course.changes counts the lines, so
+    that the site's counts are the lessons' and the README's)."""
     old: Chapter
     new: Chapter
 
     @property
-    def opcodes(self):
-        return line_matcher(self.old.code, self.new.code).get_opcodes()
-
-    @property
     def added(self):
-        return sum(j2 - j1 for tag, i1, i2, j1, j2 in self.opcodes if tag in ("insert", "replace"))
+        return len(changes.line_counts(self.old.code, self.new.code)[0])
 
     @property
     def removed(self):
-        return sum(i2 - i1 for tag, i1, i2, j1, j2 in self.opcodes if tag in ("delete", "replace"))
+        return len(changes.line_counts(self.old.code, self.new.code)[1])
 
     @property
     def added_line_numbers(self):
         """The lines of the new file (from 1) that the old one does not have."""
-        return {j + 1 for tag, i1, i2, j1, j2 in self.opcodes if tag in ("insert", "replace")
-                for j in range(j1, j2)}
+        return set(changes.line_counts(self.old.code, self.new.code)[0])
 
     def hunks(self, context=3):
         """The changes in groups with `context` lines around them, as in diff -u."""
-        return list(line_matcher(self.old.code, self.new.code).get_grouped_opcodes(context))
+        return list(changes.line_matcher(self.old.code, self.new.code).get_grouped_opcodes(context))
 
 
 @functools.cache  # the sections of each line of a file, found once for all its diffs
@@ -170,7 +156,7 @@ def marked_changes(diff, old_html, new_html):
     in a block replaced, the lines paired in order."""
     old_lines, new_lines = diff.old.code.splitlines(), diff.new.code.splitlines()
     old_html, new_html = list(old_html), list(new_html)
-    for tag, i1, i2, j1, j2 in diff.opcodes:
+    for tag, i1, i2, j1, j2 in changes.line_matcher(diff.old.code, diff.new.code).get_opcodes():
         if tag != "replace":
             continue
         for i, j in zip(range(i1, i2), range(j1, j2), strict=False):  # the pairs, in order

@@ -188,25 +188,30 @@ def headings(body):
             for anchor, text in re.findall(r'<h2 id="([^"]+)">(.*?)</h2>', body)]
 
 
-def contents(body, lang):
-    """The contents list of a rendered lesson: a link to each of its <h2>."""
+def contents_items(body):
+    """A link to each <h2> of a rendered lesson, as <li> items; "" if it has fewer than two."""
     found = headings(body)
     if len(found) < 2:
         return ""
-    items = "".join(f'<li><a href="#{anchor}">{text}</a></li>' for anchor, text in found)
-    # folded on a phone, where it would fill the first screen (site.js opens it on a wider one)
+    return "".join(f'<li><a href="#{anchor}">{text}</a></li>' for anchor, text in found)
+
+
+def contents(body, lang):
+    """The contents list of a rendered lesson: a link to each of its <h2>, folded on a phone,
+    where it would fill the first screen (site.js opens it on a wider one)."""
+    items = contents_items(body)
+    if not items:
+        return ""
+    count = items.count("<li>")
     return (f'<nav class="toc" aria-label="{say(lang, "contents")}"><details class="toc-fold">'
-            f'<summary>{say(lang, "contents_count", n=len(found))}</summary><ol>{items}</ol>'
+            f'<summary>{say(lang, "contents_count", n=count)}</summary><ol>{items}</ol>'
             '</details></nav>\n')
 
 
 def side_contents(body, lang):
     """The same list for the sidebar, under the page's link (site.js marks where you are)."""
-    found = headings(body)
-    if len(found) < 2:
-        return ""
-    items = "".join(f'<li><a href="#{anchor}">{text}</a></li>' for anchor, text in found)
-    return f'<ol class="side-toc">{items}</ol>'
+    items = contents_items(body)
+    return items and f'<ol class="side-toc">{items}</ol>'
 
 
 

@@ -432,7 +432,7 @@ STRINGS = {
                       'download="{saved}">下载</a>到那里），再回放：\n'
                       "<code>{replay}</code>",
         "calls_heading": "逐次查看模型调用",
-        "noscript": "逐步播放需要 JavaScript。下面的图表、数字和终端输出展示了整次运行。",
+        "noscript": "逐步回放需要 JavaScript。下面的图表、数字和终端输出展示了整次运行。",
         "previous": "← 上一步",
         "next": "下一步 →",
         "step_counter": "第 {step} 步，共 {steps} 步",
