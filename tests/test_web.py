@@ -768,7 +768,7 @@ def test_a_subagents_steps_and_a_compaction_are_told_from_the_traces_marks():
         "end_turn）：这段文字作为 agent 工具的结果交回给 agent，它的上下文到此结束。",
         "subagent 的回答作为 agent 工具的结果回来了（22 个字符；它自己的调用一个也不带回）："
         "“It is in a.py”；模型要调用 read_file。",
-        "为节省上下文清掉了 1 个旧的工具结果，50 个字符变成 12 个：“[Cleared: x]”；"
+        "为节省上下文清除了 1 个旧的工具结果，50 个字符变成 12 个：“[Cleared: x]”；"
         "模型要调用 read_file。",
     ]
     # what the player shows as new in a step is against the step before in its conversation

@@ -36,6 +36,7 @@ import re
 import sys
 import time
 from dataclasses import dataclass
+from multiprocessing.managers import BaseManager
 from pathlib import Path
 
 WEB = Path(__file__).resolve().parent
@@ -189,7 +190,8 @@ UNSAMPLE = """() => document.querySelectorAll("[data-axe-sample]").forEach(
 # colour scheme): the Code tab and the diffs of a Chinese page are the English page's, and the
 # player shows step after step the messages it showed before. axe leaves them out of a view
 # when a view before it saw them whole; what it found in them, it found there.
-BLOCKS = ".rows, #step-view .message, div.hl, pre.terminal, .chart, .lesson table"
+BLOCKS = (".rows, .rows .lines > code > *, #step-view .message, div.hl, pre.terminal, .chart, "
+          ".lesson table")  # (a run of lines of one kind in a diff: most pairs share some)
 FINGERPRINTS = """(selector) => {
   const hash = (text) => {  // FNV-1a, 53 bits: a fingerprint, not a secret
     let h1 = 0x811c9dc5, h2 = 0x01000193;
@@ -200,14 +202,16 @@ FINGERPRINTS = """(selector) => {
     }
     return (h2 & 0x1fffff) * 4294967296 + h1;
   };
+  const chains = new Map();  // each box's part worked out once (a diff has thousands of runs)
   const chain = (up) => {
-    const parts = [];
-    for (; up; up = up.parentElement) {
+    if (!up) return "";
+    if (!chains.has(up)) {
       const style = getComputedStyle(up);
-      parts.push(`${up.tagName}#${up.id}.${Array.from(up.classList).sort().join(".")}|` +
-                 `${style.backgroundColor}|${style.backgroundImage}|${style.opacity}`);
+      chains.set(up, `${up.tagName}#${up.id}.${Array.from(up.classList).sort().join(".")}|` +
+                     `${style.backgroundColor}|${style.backgroundImage}|${style.opacity}>` +
+                     chain(up.parentElement));
     }
-    return parts.join(">");
+    return chains.get(up);
   };
   return Array.from(document.querySelectorAll(selector)).map((block) =>
     block.checkVisibility({ visibilityProperty: true })
@@ -227,6 +231,30 @@ UNMARK_SEEN = """() => document.querySelectorAll("[data-axe-seen]").forEach(
 # (file://), and then run without them, as it does with preload off. The same results, with
 # less of axe's own work (about 6 % of a run on a page of code).
 OPTIONS = {"resultTypes": ["violations"], "selectors": False, "preload": False}
+
+
+class Seen:
+    """The blocks checked, by colour scheme, shared by the workers (a manager serves it)."""
+
+    def __init__(self):
+        self.found = {}
+
+    def known(self, scheme, prints):
+        return self.note(self.found.setdefault(scheme, set()), prints)
+
+    @staticmethod
+    def note(found, prints):
+        """The indices of the fingerprints in `found`; all of them are in it after."""
+        known = [index for index, one in enumerate(prints) if one and one in found]
+        found.update(one for one in prints if one)
+        return known
+
+
+class SeenManager(BaseManager):
+    pass
+
+
+SeenManager.register("Seen", Seen)
 
 
 class Checker:
@@ -251,8 +279,8 @@ class Checker:
 
         sampled=True checks colour contrast on one element of each kind (see SAMPLE) and
         every other rule on the whole view, as the browser tests do; False checks it all.
-        With `seen`, a set of the blocks' fingerprints checked before (see BLOCKS), the blocks
-        of this view in it are left out, and the others added to it."""
+        With `seen`, the blocks' fingerprints checked before (see BLOCKS: a set, of this scheme,
+        or a Seen), the blocks of this view in it are left out, and the others added to it."""
         page = self.page(scheme)
         url = (Path(out).resolve() / name).as_uri()
         if page.url.split("#")[0] != url:
@@ -267,8 +295,8 @@ class Checker:
         left_out = 0
         if seen is not None:
             prints = page.evaluate(FINGERPRINTS, BLOCKS)
-            known = [index for index, found in enumerate(prints) if found and found in seen]
-            seen.update(found for found in prints if found)
+            known = (Seen.note(seen, prints) if isinstance(seen, set)  # of one scheme
+                     else seen.known(scheme, prints))  # a Seen, shared by the workers
             if known:
                 page.evaluate(MARK_SEEN, [BLOCKS, known])
                 left_out = len(known)
@@ -317,17 +345,16 @@ def tasks_of(names, out):
         (Path(out) / name).stat().st_size for name in group))
 
 
-def worker(tasks, results, out, schemes, every_step, sampled, left_out=True):
-    """One Chromium: checks each task's pages, view by view, until it gets None."""
+def worker(tasks, results, out, schemes, every_step, sampled, seen, left_out=True):
+    """One Chromium: checks each task's pages, view by view, until it gets None. `seen`: the
+    blocks checked by every worker (a Seen, through its manager)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         checker = Checker(browser)
-        seen = {scheme: set() for scheme in schemes}  # the blocks checked, in each scheme
         for task in iter(tasks.get, None):
-            lines = [checker.check(out, name, view, scheme, sampled,
-                                   seen[scheme] if left_out else None)
+            lines = [checker.check(out, name, view, scheme, sampled, seen if left_out else None)
                      for name in task for scheme in schemes
                      for view in views(out, name, every_step=every_step)]
             results.put(lines)
@@ -368,8 +395,11 @@ def main(argv=None):
         tasks.put(task)
     for _ in range(jobs):
         tasks.put(None)
+    manager = SeenManager(ctx=context)
+    manager.start()
+    seen = manager.Seen()
     workers = [context.Process(target=worker, args=(tasks, results, args.out, schemes,
-                                                    not args.largest, args.sampled,
+                                                    not args.largest, args.sampled, seen,
                                                     not args.no_left_out))
                for _ in range(jobs)]
     for process in workers:
@@ -388,6 +418,7 @@ def main(argv=None):
             left_out += bool(result.left_out)
     for process in workers:
         process.join()
+    manager.shutdown()
     if any(process.exitcode for process in workers):
         print("check_pages.py: a worker stopped with an error", file=sys.stderr)
         return 2

@@ -485,9 +485,9 @@ STRINGS = {
                          "工具的结果交回给 agent，它的上下文到此结束",
         "subagent_back": "subagent 的回答作为 agent 工具的结果回来了（{chars} 个字符；它自己的"
                          "调用一个也不带回）：{text}",
-        "results_cleared": "为节省上下文清掉了 {n} 个旧的工具结果，{before} 个字符变成 {after} "
+        "results_cleared": "为节省上下文清除了 {n} 个旧的工具结果，{before} 个字符变成 {after} "
                            "个：{text}",
-        "results_cleared_one": "为节省上下文清掉了 {n} 个旧的工具结果，{before} 个字符变成 {after} "
+        "results_cleared_one": "为节省上下文清除了 {n} 个旧的工具结果，{before} 个字符变成 {after} "
                                "个：{text}",
         "summary_asked": "请求摘要：整个对话历史（{n} 条消息，{chars} 个字符）加上一条要求：{text}",
         "summary_written": "模型写好了摘要（{chars} 个字符，stop_reason {stop}），它将取代对话历史",
