@@ -13,6 +13,9 @@ in for the model, and fail with one sentence that says what is still missing.
                                         fail with Missing(sentence) unless it holds
     run(check, code)                    what a check file's test does: check(code), and a Missing
                                         becomes one failing line
+    python -m course.check sNN_x/exercises/test_exN.py
+                                        what a learner runs: that check, without pytest (the
+                                        chapters' own install is enough: anthropic, dotenv)
 
 The chapters never import this package. tests/test_exercises.py calls each check on the chapter
 as shipped (it must fail) and on a copy with the reference solution applied (it must pass).
@@ -24,8 +27,12 @@ import copy
 import importlib.util
 import io
 import itertools
+import os
+import re
 import subprocess
+import sys
 import tempfile
+import traceback
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -263,3 +270,49 @@ def no_process():
         yield started
     finally:
         subprocess.Popen = real_popen
+
+
+# ---- the learner's command ------------------------------------------------------------------
+
+USAGE = "usage: python -m course.check sNN_x/exercises/test_exN.py"
+
+
+def main(argv):
+    """Run one exercise's check as the lesson says, with the standard library alone: 0 when it
+    passes, 1 with what is still missing (or the error code.py raised), 2 for a bad command."""
+    # Run as __main__, this file is a module of its own: the check imports course.check, whose
+    # Missing is the one it raises.
+    from course import check as shared
+
+    if len(argv) != 1 or argv[0].startswith("-"):
+        print(USAGE, file=sys.stderr)
+        return 2
+    path = Path(argv[0])
+    match = re.fullmatch(r"test_ex(\d+)\.py", path.name)
+    if not match or path.parent.name != "exercises" or not path.is_file():
+        print(f"course.check: {argv[0]} is not an exercise's check; {USAGE}", file=sys.stderr)
+        return 2
+    label = f"Exercise {match[1]} of {path.parent.parent.name}"
+    module = fresh_module(path, f"exercise_check_{match[1]}")
+    with shared.screen():
+        try:
+            module.check(module.CODE)
+            missing = None
+        except shared.Missing as error:
+            missing = str(error)
+        except Exception:
+            missing = (traceback.format_exc().rstrip()
+                       + "\n(the error above came up while the check ran code.py)")
+    if missing is not None:
+        print(f"{label}: not done yet.\n{missing}")
+        return 1
+    print(f"{label}: passed.")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except BrokenPipeError:  # the output went into `head` or the like, which closed early
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)

@@ -43,10 +43,10 @@ NEXT = "## Next"
 
 INTRODUCTION = (
     "Each exercise asks for a change to this chapter's `code.py`, or for a file it reads. Its "
-    "check, run from the "
-    "repository root, fails until the change is done, and says in one line what is still "
-    "missing. The reference solutions are patches in `exercises/solutions/`: try first, then "
-    "compare."
+    "check (`course.check`, the course's own runner: the README's first install is enough, no "
+    "pytest) runs from the repository root, fails until the change is done, and says in one line "
+    "what is missing. The reference solutions are patches in `exercises/solutions/`: try first, "
+    "then compare."
 )
 
 
@@ -119,7 +119,7 @@ def exercises(chapter, root=ROOT):
             chapter=chapter, number=number, title=one_paragraph(parts["title"]),
             task=one_paragraph(parts["task"]), hint=one_paragraph(parts["hint"]),
             check=relative, solution=solution.relative_to(root).as_posix(),
-            command=f".venv/bin/python -m pytest {relative}",
+            command=f".venv/bin/python -m course.check {relative}",
             changes=changes, adds_tools=adds_tools))
     return sorted(found, key=lambda exercise: exercise.number)
 

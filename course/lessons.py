@@ -8,6 +8,8 @@ Chinese pages' checks and tools/sync_zh.py, which read their blocks and headings
     all_scripts()                   every command of the README, the lessons and the docstrings
     Run(script, scratch, url, seen) one script run as the text says, its problems found
     live_answer                     what the loopback Messages API answers a lesson's live run
+    skipped_headings, names_a_skipped_section
+                                    the headings after a deeper part, and those a core quotes
 """
 
 import ast
@@ -311,6 +313,22 @@ def ci_commands():
             if line.strip() and not line.lstrip().startswith("#")}
 
 
+def skipped_headings(texts, deeper):
+    """The headings after the deeper part's heading, in every page of `texts`."""
+    found = set()
+    for text in texts:
+        titles = [title for _, title in headings(text)]
+        if deeper in titles:
+            found.update(titles[titles.index(deeper) + 1:])
+    return found
+
+
+def names_a_skipped_section(core, skipped):
+    """The quoted names in a core's prose that are headings a core reader has skipped."""
+    prose = re.sub(r"```.*?```", "", core, flags=re.S)
+    quoted = re.findall(r'"([^"\n]+)"|“([^”\n]+)”', prose)
+    return sorted({a or b for a, b in quoted} & skipped)
+
 
 # Offline runs with the same command line and stdin, made once: {key: Future}
 SHARED_RUNS, SHARED_LOCK = {}, threading.Lock()
@@ -520,6 +538,7 @@ class Run:
                          f"{self.traces[options['--script']]}")
         if command.live:
             self.check_live(command, name, result.stdout, options, prompt)
+            self.check_keyless(command, name, arguments, prompt, scenario)
 
     def start(self, command, name, arguments, stdin, after):
         """Run the chapter; (the CompletedProcess, the scratch folder its TMPDIR was). Two
@@ -563,6 +582,22 @@ class Run:
                 return
             time.sleep(0.01)  # waits for the line, not for a time
         raise TimeoutError(f"{after!r} was never shown")
+
+    def check_keyless(self, command, name, arguments, prompt, scenario):
+        """Without a key, a live one-shot command says in one line that it needs one, and how to
+        play the chapter's script instead, and sends nothing (exit 2)."""
+        if prompt is None:
+            return
+        runner = shared_runner()
+        env = offline_environment(TMPDIR=str(self.scratch), **command.env)
+        result = runner.result(runner.start(ROOT / name / "code.py", *arguments, cwd=ROOT,
+                                            env=env), timeout=60)
+        offline = f'.venv/bin/python {name}/code.py --offline {json.dumps(scenario["prompt"])}'
+        wanted = (2, "", f"{name}: this prompt needs a real model: set ANTHROPIC_API_KEY in .env "
+                  f"(see .env.example). Without a key, play the chapter's script: {offline}\n")
+        if (result.returncode, result.stdout, result.stderr) != wanted:
+            self.problem(command, f"without a key: exit {result.returncode}, "
+                         f"{result.stdout + result.stderr!r}, not {wanted!r}")
 
     def check_live(self, command, name, stdout, options, prompt):
         banner = stdout.splitlines()[0] if stdout else ""

@@ -1123,10 +1123,11 @@ PLAN_MODE_STILL_ON = ("<reminder>Plan mode is still on: read and plan only, ask 
                       "with exit_plan_mode.</reminder>")
 PLAN_MODE_ENDED = ("<reminder>Plan mode has ended: the user approved the plan. "
                    "You may change files now.</reminder>")
-# The plan question offers Claude Code's three answers: approve and accept edits, approve and
-# keep asking before each edit (the permission mode stays), or keep planning.
+# The plan question offers Claude Code's answers: approve and accept edits, approve and keep
+# asking before each edit (the permission mode stays), or keep planning (feedback); and `n`,
+# which ends the turn with plan mode on: the user says what next.
 APPROVE_QUESTION = ("  Approve this plan? [a] yes, and accept edits  [y] yes, ask before edits  "
-                    "[n] no, keep planning  or type feedback: ")
+                    "[n] no, stop here  or type feedback to keep planning: ")
 PLAN_MODE_LEFT = ("<reminder>The user ended plan mode without a plan. "
                   "You may change files now.</reminder>")
 
@@ -2991,10 +2992,19 @@ class ScriptedModel:
         # feedback after an answer in one's own words), the first conditional turn that fits.
         candidates = list(range(self.position, len(turns)))
         candidates += [number for number in range(self.position) if turns[number].get("when")]
+        # A prompt typed after a Ctrl-C joins the cancelled turn: a turn ahead that only goes on
+        # with the script (no `when`) was written for the script's prompt, not for this one.
+        new_prompt = ("Interrupted by the user." in newest
+                      and typed not in ("", (prompt or "").strip())
+                      and any(not turn.get("when") for turn in turns[self.position:]))
         for number in candidates:
-            if turns[number].get("when", "") in newest:
+            when = turns[number].get("when", "")
+            if when in newest and (when or not new_prompt):
                 self.position = number + 1
                 return make_message(turns[number], model, self.tool_numbers, self.calls)
+        if new_prompt:
+            return self.say(model, "(This is a scripted model, and its script has no turn for a "
+                                   "new prompt after a cancelled turn. /restart plays it again.)")
         self.position = len(turns)
         return self.say(model, "(The script has no more turns: this is where the recorded "
                                "session ended. In the REPL, /restart plays it again.)")
@@ -3039,6 +3049,33 @@ def parse_args(argv):
 def has_key():
     return bool(os.environ.get("ANTHROPIC_API_KEY")) or bool(
         os.environ.get("ANTHROPIC_AUTH_TOKEN") and os.environ.get("ANTHROPIC_BASE_URL"))
+
+
+def own_command(*arguments):
+    """The command that runs this program with these arguments, as typed where the user is: this
+    Python and this code.py, relative to the current folder when they are inside it."""
+    words = []
+    for path in (sys.executable, str(HERE / "code.py")):
+        relative = os.path.relpath(path)
+        if relative.startswith(os.pardir):
+            relative = path
+        elif os.sep not in relative:  # a bare name would be looked up on PATH
+            relative = os.path.join(os.curdir, relative)
+        words.append(relative)
+    return " ".join(words + list(arguments))
+
+
+def needs_a_key(args):
+    """The one line for a prompt only a real model can answer: no key, no --offline or --script,
+    and not the prompt the chapter's script was written for; else None."""
+    if args.prompt is None or args.offline or args.script or has_key():
+        return None
+    own = (load_script(HERE / "scenario.json").get("prompt") or "").strip()
+    if not own or args.prompt.strip() in ("", own):
+        return None
+    return (f"{CHAPTER}: this prompt needs a real model: set ANTHROPIC_API_KEY in .env (see "
+            f".env.example). Without a key, play the chapter's script: "
+            f"{own_command('--offline', json.dumps(own, ensure_ascii=False))}")
 
 
 def make_session(args):
@@ -3184,6 +3221,10 @@ def main(argv=None):
     load_dotenv()
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
+        unanswerable = needs_a_key(args)
+        if unanswerable:
+            print(unanswerable, file=sys.stderr)
+            return 2
         session, banner = make_session(args)
     except (ScriptError, SettingsError, OSError) as error:
         print(f"{CHAPTER}: {error}", file=sys.stderr)
@@ -3202,7 +3243,7 @@ def main(argv=None):
             played = f"--script {args.script}" if args.script else "--offline"
             own = json.dumps(session.client.script["prompt"].strip(), ensure_ascii=False)
             show(f"[The script did not play: it was written for another prompt. To play it: "
-                 f"python {CHAPTER}/code.py {played} {own}]")
+                 f"{own_command(played, own)}]")
             return 1
         return 0 if finished else 1
     return repl(session)

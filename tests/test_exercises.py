@@ -303,6 +303,84 @@ def test_with_its_solution_the_core_tests_pass_and_the_listed_ones_fail(solved, 
 
 
 # ======================================================================
+# The learner's command: the check on the chapters' own install
+# ======================================================================
+
+# A program that runs `python -m course.check ARGS` (runpy, as -m does) and then prints, after
+# its own lines, the top-level modules the check imported beyond the standard library and the
+# packages requirements.txt installs (anthropic, python-dotenv and what they require).
+ON_THE_FIRST_INSTALL = """\
+import os, re, runpy, sys
+from importlib import metadata
+
+sys.path[0] = os.getcwd()  # as `python -m` has it
+
+def closure(names):
+    seen, todo = set(), list(names)
+    while todo:
+        name = re.sub(r"[-_.]+", "-", todo.pop()).lower()
+        if name in seen:
+            continue
+        try:
+            required = metadata.requires(name) or []
+        except metadata.PackageNotFoundError:  # for another platform or Python: not installed
+            continue
+        seen.add(name)
+        todo += [re.match(r"[A-Za-z0-9._-]+", requirement)[0] for requirement in required
+                 if "extra ==" not in requirement]
+    return seen
+
+before = {name.split(".")[0] for name in sys.modules}
+sys.argv = ["course.check", *sys.argv[1:]]
+try:
+    runpy.run_module("course.check", run_name="__main__", alter_sys=True)
+    code = 0
+except SystemExit as leaving:
+    code = leaving.code
+added = {name.split(".")[0] for name in sys.modules} - before
+outside = {name for name in added - set(sys.stdlib_module_names) - {"course", "__main__"}
+           if not name.startswith(("exercise_", "_"))}
+if outside:  # only then read what requirements.txt installs (the metadata of every package)
+    wanted = [re.match(r"[A-Za-z0-9._-]+", line)[0]
+              for line in open("requirements.txt").read().splitlines()
+              if line.strip() and not line.startswith("#")]
+    installed = closure(wanted)
+    outside -= {top for top, names in metadata.packages_distributions().items()
+                if any(re.sub(r"[-_.]+", "-", name).lower() in installed for name in names)}
+print("beyond the first install:", sorted(outside))
+sys.exit(code)
+"""
+
+FIRST_INSTALL_CASES = ["s01_loop-ex1", "s05_todo_write-ex1", "s08_compact-ex1"]
+
+
+@pytest.mark.parametrize("name", [n for n in FIRST_INSTALL_CASES if n in EXERCISES])
+def test_the_lessons_check_command_runs_on_the_chapters_install_without_pytest(
+        solved, tmp_path, name):
+    exercise, copy = EXERCISES[name], solved[name]
+    words = exercise.command.split()
+    assert words[:3] == [".venv/bin/python", "-m", "course.check"]
+    program = tmp_path / "course_check.py"
+    program.write_text(ON_THE_FIRST_INSTALL, encoding="utf-8")
+    # the solved copy gets the check beside its code.py, as in the learner's checkout
+    (copy.code.parent / "exercises").mkdir(exist_ok=True)
+    shutil.copy(ROOT / exercise.check, copy.code.parent / "exercises")
+    solved_check = copy.code.parent / "exercises" / Path(exercise.check).name
+    runner = support.shared_runner()
+    runs = [runner.start(program, *words[3:], cwd=ROOT),
+            runner.start(program, str(solved_check), cwd=ROOT)]
+    shipped, done = [runner.result(job) for job in runs]
+    label = f"Exercise {exercise.number} of {exercise.chapter}"
+    with pytest.raises(Missing) as caught:
+        check_of(exercise).check(ROOT / exercise.chapter / "code.py")
+    assert (shipped.returncode, shipped.stderr, shipped.stdout.splitlines()[:2]) == (
+        1, "", [f"{label}: not done yet.", str(caught.value).splitlines()[0]])
+    assert (done.returncode, done.stderr, done.stdout) == (
+        0, "", f"{label}: passed.\nbeyond the first install: []\n")
+    assert shipped.stdout.splitlines()[-1] == "beyond the first install: []"
+
+
+# ======================================================================
 # The lessons, and what a plain pytest collects
 # ======================================================================
 

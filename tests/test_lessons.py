@@ -31,7 +31,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from course import changes, diagrams, reading_time
+from course import changes, diagrams, reading_time, sections
 from course.lessons import (
     LESSONS,
     Run,
@@ -43,9 +43,11 @@ from course.lessons import (
     is_sketch,
     lesson,
     live_answer,
+    names_a_skipped_section,
     parse_blocks,
     quotes,
     section_text,
+    skipped_headings,
     split_runs,
     where_runs_stand,
 )
@@ -212,6 +214,46 @@ def test_the_core_comes_first_then_going_deeper_then_the_stage_and_the_exercises
     assert DEEPER - set(titles[deeper:]) == set()
 
 
+def new_sections_to_read(name):
+    """The sections a chapter adds above its harness banner: what its core says to read."""
+    found = []
+    source = (ROOT / name / "code.py").read_text(encoding="utf-8")
+    for title, chapter, _ in sections(source):
+        if title.startswith("THE HARNESS"):
+            break
+        if chapter == name.split("_")[0]:
+            found.append(title)
+    return found
+
+
+READING = re.compile(r"\*\*Reading the code:\*\* (.+?)(?:\n\n|\Z)", re.S)
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_the_core_says_what_code_to_read_the_new_sections_and_the_diff(name):
+    # From s03 on, reading all of code.py above the banner is not a glance (issue 56).
+    core = reading_time.core(lesson(name))
+    said = READING.findall(core)
+    assert len(said) == 1, "the core has no **Reading the code:** paragraph"
+    named = re.findall(r"`([A-Z][A-Z ]+)`", said[0])
+    index = LESSONS.index(name)
+    if index == 0:
+        assert named == ["THE HARNESS"]
+        return
+    assert named == new_sections_to_read(name)
+    diff = f"diff -u {LESSONS[index - 1]}/code.py {name}/code.py"
+    assert f"```bash\n{diff}\n```" in core
+
+
+def test_no_core_sends_its_reader_to_a_section_of_a_going_deeper():
+    # a core stands alone: what it relies on is in it or in an earlier core
+    skipped = skipped_headings([lesson(name) for name in LESSONS], "Going deeper")
+    assert {name: names_a_skipped_section(reading_time.core(lesson(name)), skipped)
+            for name in LESSONS} == {name: [] for name in LESSONS}
+    assert names_a_skipped_section('as "Build it yourself" says', skipped) == [
+        "Build it yourself"]
+
+
 def reading_times(language, read):
     """{page: (core minutes, whole minutes)} of every lesson, rounded to a tenth."""
     return {name: (round(reading_time.minutes(reading_time.core(read(name), language)), 1),
@@ -243,6 +285,20 @@ def test_the_readme_gets_a_learner_to_the_first_command_in_400_words_and_keeps_r
     assert reading_time.readme_words(readme) <= reading_time.README_LIMIT
     assert titles[:5] == ["Start", "The chapters", "Build it yourself", "The command line",
                           "Live or offline"]
+
+
+def test_the_readme_sends_a_learner_to_s01_right_after_the_first_command():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = "\n".join(section_text(readme, "Start"))
+    first, second = start.index("```bash"), start.index("```bash", start.index("```bash") + 1)
+    assert f"]({LESSONS[0]}/README.md)" in start[first:second]
+
+
+def test_the_readme_explains_its_jargon_where_it_first_uses_it():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8").replace("\n", " ")
+    first_uses = {term: readme[readme.index(term) + len(term):][:2]
+                  for term in ("harness", "stage checker", "loopback Messages API")}
+    assert first_uses == {"harness": " (", "stage checker": " (", "loopback Messages API": " ("}
 
 
 @pytest.mark.parametrize("name", LESSONS)

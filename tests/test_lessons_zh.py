@@ -677,6 +677,14 @@ def test_every_page_has_its_chinese_translation():
     assert [name for name in PAGES if name not in TRANSLATED] == []
 
 
+def test_no_chinese_core_sends_its_reader_to_a_section_of_the_deeper_part():
+    # as tests/test_lessons.py holds it for the English cores
+    pages = {name: read(name, LANGUAGE) for name in CHAPTERS}
+    skipped = lessons.skipped_headings(pages.values(), "深入")
+    assert {name: lessons.names_a_skipped_section(reading_time.core(text, LANGUAGE), skipped)
+            for name, text in pages.items()} == {name: [] for name in CHAPTERS}
+
+
 # ---- the shape of the prose: course/zh_style.py ---------------------------------------------
 
 

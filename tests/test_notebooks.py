@@ -75,7 +75,7 @@ QUESTIONS = {
     "s06_plan_mode": [  # the model's question (ask_user_question), then the plan approval
         "      2. No: Change greet.py only; README.md stays as it is.\n"
         "    a number (1-2), your own answer, or empty to skip: [scripted] 2\n",
-        "or type feedback: [scripted] a\n",
+        "or type feedback to keep planning: [scripted] a\n",
     ],
 }
 

@@ -10,7 +10,9 @@
 import hashlib
 import json
 import os
+import shlex
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -25,6 +27,7 @@ from support import (
     load_chapter,
     new_session,
     reply,
+    result,
     run_chapter,
     shared_runner,
     text,
@@ -95,28 +98,99 @@ def test_a_trace_replays_when_its_prompt_came_with_notes_after_it(chapter, tmp_p
     assert chapter.ScriptedModel(script).messages.create(model="m", messages=sent) == answer
 
 
+def typed_python():
+    """How a chapter names this interpreter in a command it prints, from the repository root."""
+    relative = os.path.relpath(sys.executable, ROOT)
+    return sys.executable if relative.startswith(os.pardir) else relative
+
+
+def run_as_printed(command):
+    """Run a command a chapter printed, from the repository root, as a learner would type it
+    there: its interpreter must be this one; the rest runs through the warm runner."""
+    words = shlex.split(command)
+    assert os.path.samefile(ROOT / words[0], sys.executable), words[0]
+    runner = shared_runner()
+    return runner.result(runner.start(ROOT / words[1], *words[2:], cwd=ROOT))
+
+
 def test_a_scenario_run_one_shot_with_another_prompt_says_how_to_play_it_and_exits_1():
     result = run_chapter("s01_loop", "--offline", "hello?")
     prompt = scenario("s01_loop")["prompt"]
+    command = f'{typed_python()} s01_loop/code.py --offline "{prompt}"'
     assert (result.returncode, result.stderr) == (1, "")
     assert result.stdout.splitlines()[-3:] == HONEST.format(prompt).splitlines() + [
-        "[The script did not play: it was written for another prompt. To play it: "
-        f'python s01_loop/code.py --offline "{prompt}"]'
+        f"[The script did not play: it was written for another prompt. To play it: {command}]"
     ]
     assert "/help" not in result.stdout and "/restart" not in result.stdout  # one shot: no REPL
+    played = run_as_printed(command)
+    assert (played.returncode, played.stderr, HONEST.format(prompt) in played.stdout) == (
+        0, "", False)
+
+
+def test_without_a_key_another_prompt_says_in_one_line_that_it_needs_one_and_sends_nothing():
+    # what a lesson's live command does when the learner has no key yet
+    result = run_chapter("s02_tools", "Add a line to notes.md saying what s02 adds.")
+    prompt = scenario("s02_tools")["prompt"]
+    command = f'{typed_python()} s02_tools/code.py --offline "{prompt}"'
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", (
+        "s02_tools: this prompt needs a real model: set ANTHROPIC_API_KEY in .env (see "
+        f".env.example). Without a key, play the chapter's script: {command}\n"))
+    played = run_as_printed(command)
+    assert (played.returncode, played.stderr, HONEST.format(prompt) in played.stdout) == (
+        0, "", False)
+
+
+def test_without_a_key_the_scripts_own_prompt_and_offline_runs_still_play(chapter, tmp_path,
+                                                                          monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    for variable in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        monkeypatch.delenv(variable, raising=False)
+    own = scenario(chapter.CHAPTER)["prompt"]
+    args = chapter.parse_args(["--workdir", str(tmp_path), "another prompt"])
+    assert chapter.needs_a_key(args) == (
+        f"{chapter.CHAPTER}: this prompt needs a real model: set ANTHROPIC_API_KEY in .env (see "
+        f".env.example). Without a key, play the chapter's script: {typed_python()} "
+        f"{chapter.CHAPTER}/code.py --offline {json.dumps(own)}")
+    for argv in (["--offline", "x"], ["--script", "s.json", "x"], [own], [f" {own} "], []):
+        assert chapter.needs_a_key(chapter.parse_args(argv)) is None, argv
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    assert chapter.needs_a_key(args) is None
 
 
 def test_one_shot_with_another_prompt_exits_1_and_names_the_script_it_plays(chapter, tmp_path,
-                                                                             capsys):
+                                                                             capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
     script = tmp_path / "script.json"
     script.write_text(json.dumps(SCRIPT))
     work = tmp_path / "work"
     assert chapter.main(["--script", str(script), "--workdir", str(work), "hello?"]) == 1
     assert capsys.readouterr().out.splitlines()[-3:] == HONEST.format("say hi").splitlines() + [
         "[The script did not play: it was written for another prompt. To play it: "
-        f'python {chapter.CHAPTER}/code.py --script {script} "say hi"]'
+        f'{typed_python()} {chapter.CHAPTER}/code.py --script {script} "say hi"]'
     ]
     assert chapter.main(["--script", str(script), "--workdir", str(work), "say hi"]) == 0
+
+
+def test_a_new_prompt_after_a_cancelled_turn_gets_no_turn_written_for_the_scripts_prompt(
+        chapter):
+    script = {"prompt": "look", "turns": [
+        {"content": [{"type": "text", "text": "Looking."},
+                     {"type": "tool_use", "name": "bash", "input": {"command": "sleep 20"}}]},
+        {"content": [{"type": "text", "text": "The answer to look."}]},
+        {"when": "wait", "content": [{"type": "text", "text": "Waiting."}]}]}
+    model = chapter.ScriptedModel(script)
+    messages = [user(text("look"))]
+    first = model.messages.create(model="m", messages=messages)
+    messages += [assistant(*[block.to_dict() for block in first.content]),
+                 user(result(first.content[1].id, "Interrupted by the user.", is_error=True),
+                      text("what is the time?"))]
+    said = model.messages.create(model="m", messages=messages)
+    assert [block.text for block in said.content] == [
+        "(This is a scripted model, and its script has no turn for a new prompt after a "
+        "cancelled turn. /restart plays it again.)"]
+    messages[-1]["content"][-1] = text("please wait")  # a turn whose `when` fits still plays
+    assert [block.text for block in model.messages.create(model="m", messages=messages).content
+            ] == ["Waiting."]
 
 
 def test_the_scripts_own_prompt_again_plays_it_again(chapter, tmp_path, capsys):

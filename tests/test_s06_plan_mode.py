@@ -67,7 +67,7 @@ TODO_REMINDER = "<reminder>Update your todos.</reminder>"
 ENTER_RESULT = "Plan mode is on. Explore, then submit your plan with exit_plan_mode."
 APPROVE_QUESTION = (
     "  Approve this plan? [a] yes, and accept edits  [y] yes, ask before edits  "
-    "[n] no, keep planning  or type feedback: "
+    "[n] no, stop here  or type feedback to keep planning: "
 )
 FEEDBACK_RESULT = ("The user did not approve the plan; their feedback follows. "
                    "Plan mode stays on: revise the plan and submit it again with exit_plan_mode.")
@@ -1276,7 +1276,8 @@ def test_offline_option_2_then_feedback_brings_a_revised_plan(offline_runs):
     assert plans == [FIRST_PLAN, REVISED_PLAN]
     assert model_texts(run.calls[4:6]) == [
         "Then greet.py only. Here is my plan.",
-        "Thanks, I've revised the plan.",
+        ("Thanks. (This scripted model cannot follow feedback in your own words: its one revised "
+         "plan adds README.md, whatever you answered before.) Here it is."),
     ]
     # The revised plan has a step for README.md, and the run carries it out too.
     assert files(run.work) == {
@@ -1520,7 +1521,8 @@ def test_offline_own_words_then_feedback_brings_the_revised_plan_and_the_work(
     assert texts[4:6] == [
         "Thanks. (This scripted model cannot follow an answer in your own words, so its plan "
         "keeps to what the request asks: greet.py only.) Here is my plan.",
-        "Thanks, I've revised the plan.",
+        ("Thanks. (This scripted model cannot follow feedback in your own words: its one revised "
+         "plan adds README.md, whatever you answered before.) Here it is."),
     ]
     assert texts[-1] == DONE_WITH_README
     assert files(work) == {

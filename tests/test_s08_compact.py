@@ -477,7 +477,7 @@ def test_context_shows_the_size_the_thresholds_and_the_history(s08, workdir, cap
     sent = request(s08, session, [user(text("Hi"))])
     since = chars(request(s08, session, session.messages)) - answered(sent, text("Hello."))
     assert since == 0  # nothing came after the reply: all of it is measured
-    history = json.dumps(session.messages, ensure_ascii=False)
+    history = "".join(json.dumps(message, ensure_ascii=False) for message in session.messages)
     assert capsys.readouterr().out == (
         f"context: ~{2520 + since // 4:,} tokens (2,520 from the last reply's usage, "
         f"{since // 4:+,} estimated for the {since:+,} characters since, at 4 a token)\n"
@@ -492,7 +492,7 @@ def test_context_before_any_reply_is_all_estimate(s08, workdir, capsys):
     s08.clear_old_results(session.messages)
     s08.command_context(session, "")
     sent = request(s08, session, session.messages)
-    history = json.dumps(session.messages, ensure_ascii=False)
+    history = "".join(json.dumps(message, ensure_ascii=False) for message in session.messages)
     assert capsys.readouterr().out.splitlines() == [
         f"context: ~{estimate(sent):,} tokens (estimated: {chars(sent):,} characters of system "
         "prompt, tools and history, at 4 a token)",
@@ -501,6 +501,13 @@ def test_context_before_any_reply_is_all_estimate(s08, workdir, capsys):
         f"history: 11 messages, 7 tool calls, 7 tool results (2 cleared), {len(history):,} "
         "characters; summarised 0 times",
     ]
+
+
+def test_context_of_an_empty_history_counts_no_characters(s08, workdir, capsys):
+    s08.command_context(new_session(s08, FakeClient(), workdir), "")
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "history: 0 messages, 0 tool calls, 0 tool results (0 cleared), 0 characters; "
+        "summarised 0 times")
 
 
 def test_a_reply_that_states_no_tokens_leaves_the_size_to_the_estimate(s08, workdir):

@@ -2,11 +2,10 @@
 
 Every program here is checked in one batch (`course.stages.run_many`), on one loopback API,
 its runs forked from the warm runner (course/warm.py), as the checker's are: each chapter
-against its own stage and every one before, build/agent.py against s02, s06's code.py against
-s07's own checks,
-tests/stage_programs/good.py (an agent written from the lessons' "Build it yourself" sections)
-against every stage, and each of the learners' mistakes of tests/stage_programs/mistakes.py
-against the exchange of the check it must fail.
+against its own stage and every one before, and against the next stage's own checks;
+build/agent.py against s02; tests/stage_programs/good.py (an agent written from the lessons'
+"Build it yourself" sections) against every stage; and each of the learners' mistakes of
+tests/stage_programs/mistakes.py against the exchange of the check it must fail.
 """
 
 import ast
@@ -36,7 +35,8 @@ from course.stages import (
     subprocess_launch,
     wrap,
 )
-from course.stages.checks import CHECKS, LOOP
+from course.stages.checks import CHECKS
+from course.stages.s01 import LOOP
 from course.warm import Runner
 from stage_programs.mistakes import ISSUE_39, MISTAKES
 from support import shared_runner
@@ -59,7 +59,7 @@ BASH_RUNS = ("    run = subprocess.run(command, shell=True, cwd=WORKDIR, capture
 def replayed_outputs(seed):
     """bash for a program that replays, in order, what the shell said in the run of `seed`."""
     draw = Draw(seed, LOOP.name)
-    draw.fill_json([LOOP.files, LOOP.replies, LOOP.prompt])  # the values, in the run's order
+    draw.fill_json(LOOP.files), LOOP.replies(draw), draw.fill(LOOP.prompt)  # the run's order
     outputs = [draw.fill("<<shout>>").upper() + "\n[exit code 0]",
                draw.fill("<<broken>>\n[exit code <<n_code>>]"),
                draw.fill("<<content>>\n[exit code 0]")]
@@ -82,8 +82,8 @@ def checked(tmp_path_factory):
     for chapter in CHAPTERS:
         jobs[chapter] = (ROOT / chapter / "code.py", selected(chapter[:3]))
     jobs["build"] = (ROOT / "build" / "agent.py", selected("s02"))
-    jobs["s06 at s07"] = (ROOT / "s06_plan_mode" / "code.py", selected("s07", only=True))
-    jobs["s07 at s08"] = (ROOT / "s07_subagents" / "code.py", selected("s08", only=True))
+    for chapter, after in zip(CHAPTERS, course.stages.STAGES[1:], strict=False):
+        jobs[f"{chapter[:3]} at {after}"] = (ROOT / chapter / "code.py", selected(after, only=True))
     jobs["good"] = (PROGRAMS / "good.py", selected(course.stages.STAGES[-1]))
     for label, _, old, new, _ in MISTAKES:
         assert GOOD.count(old) == 1, label  # each mistake edits one place of good.py
@@ -122,12 +122,34 @@ def test_s06_fails_stage_s07_saying_what_to_build(checked):
 
 
 def test_s07_fails_stage_s08_saying_what_to_build(checked):
-    said = checked["s07 at s08"]["s08.clear_when_full"]
+    said = checked["s07 at s08"]["s08.too_long"]
     assert "unrecognized arguments: --clear-at" in said
     assert said.endswith(
-        "It was run with --clear-at 50000 --compact-at 120000 before the prompt: the section "
-        "of the stage that checks --clear-at and --compact-at says what they do, and your "
-        "program must accept them.")
+        "It was run with --plan --clear-at 57000 --compact-at 108000 before the prompt: the "
+        "section of the stage that checks --plan, --clear-at and --compact-at says what they "
+        "do, and your program must accept them.")
+
+
+NEXT_STAGE = {  # each chapter's code at the next stage: its first failing check, and what it says
+    "s01 at s02": ("s02.tools_offered", "it should offer read_file with the properties"),
+    "s02 at s03": ("s03.deny_rule", 'the rule "write_file(secret-ltazkz.txt)" denies it, so it '
+                   "should get an is_error result"),
+    "s03 at s04": ("s04.hook_stdin", "unknown key 'hooks'"),
+    "s04 at s05": ("s05.valid_list", "it should offer todo_write, whose input_schema has the "
+                   "property `todos`"),
+    "s05 at s06": ("s06.plan_tools", "unrecognized arguments: --plan It was run with --plan "
+                   "before the prompt: the section of the stage that checks --plan says what it "
+                   "does, and your program must accept it."),
+    "s06 at s07": ("s07.agent_offered", "it should offer the tool agent, whose input_schema has "
+                   "the properties description and prompt."),
+    "s07 at s08": ("s08.too_long", "unrecognized arguments: --clear-at"),
+}
+
+
+@pytest.mark.parametrize("pair", NEXT_STAGE)
+def test_each_chapter_fails_the_next_stage_saying_what_to_build(checked, pair):
+    name, message = next(iter(checked[pair].items()))  # the first the report prints
+    assert (name, NEXT_STAGE[pair][1] in message) == (NEXT_STAGE[pair][0], True)
 
 
 def test_every_check_has_a_mistake_that_fails_it():
@@ -142,6 +164,25 @@ def test_a_learners_mistake_fails_its_check(checked, mistake):
     label, _, _, _, failing = mistake
     assert sorted(checked[label]) == sorted(failing)
     assert wrap(checked[label][checked_by(label)])[0] == FIRST_LINES[label]
+
+
+# The mistakes whose first failing check, the first message a learner reads, is not their own:
+# each breaks that earlier rule too (a failing command ends the loop before its results go
+# back; an edit that writes new_string alone changes what read_file reads next; ...).
+FIRST_READ_ELSEWHERE = {
+    "s01.failing_command": "s01.tool_results", "s02.edit_file": "s02.read_file",
+    "s04.post_tool_use_output": "s04.matchers", "s05.reminder_count": "s05.reminder_after_results",
+    "s03.deny_spellings": "s03.deny_rule", "s04.matchers:ignored": "s04.hook_before_question",
+    "s04.matchers:substring": "s04.hook_before_question",
+    "s05.reminder_after_results:own_turn": "s05.invalid_list", "s07.child_hidden": "s07.child_runs",
+    "s07.only_the_answer:shared": "s07.child_history", "s08.summary_request": "s08.too_long",
+}
+
+
+@pytest.mark.parametrize("mistake", MISTAKES, ids=[mistake[0] for mistake in MISTAKES])
+def test_the_first_failure_a_learner_reads_names_the_rule_they_broke(checked, mistake):
+    label = mistake[0]
+    assert next(iter(checked[label])) == FIRST_READ_ELSEWHERE.get(label, checked_by(label))
 
 
 def test_a_program_that_replays_the_outputs_of_another_run_fails_s01(checked):
@@ -164,7 +205,7 @@ def test_a_knock_on_failure_names_the_check_it_may_follow_from(checked):
 def test_the_values_are_drawn_from_the_seed_and_the_seed_replays_them():
     def drawn(seed):
         draw = Draw(seed, "loop")
-        return draw.fill_json(LOOP.replies), draw.value("model")
+        return LOOP.replies(draw), draw.value("model")
     assert drawn(5) == drawn(5)
     assert drawn(5) != drawn(6)
     (replies, model) = drawn(5)
@@ -215,6 +256,9 @@ def test_the_report_has_one_line_per_check_and_says_what_to_build_next():
     assert report([(first, None)], "s01", "build/agent.py", 2).splitlines()[-1] == (
         'Stage s01 passes. Next: s02_tools/README.md, "Build it yourself", then '
         ".venv/bin/python -m course.stages s02 build/agent.py")
+    assert report([(first, None)], "s07", "s07_subagents/code.py", 2).splitlines()[-1] == (
+        'Stage s07 passes. Next: s08_compact/README.md, "Build it yourself", then '
+        ".venv/bin/python -m course.stages s08 s08_compact/code.py")  # not s07's code again
     assert report([(second, None)], "s02", "build/agent.py", 2, only=True).splitlines()[-1] == (
         "Stage s02's own checks pass; without --only, .venv/bin/python -m course.stages s02 "
         "build/agent.py runs the earlier stages' checks too.")
@@ -439,7 +483,7 @@ FIRST_LINES = {  # the first line the checker prints under the failing check (se
     's04.matchers:substring':
     'read_file {"path": "notes-erhcge.md"} got the is_error result \'Blocked by a PreToolUse',
     's04.hook_timeout':
-    'The PreToolUse hook of write_file (timeout 1) ran to its end, `sleep 4 && touch',
+    'After the PreToolUse hook of glob (timeout 1), `sleep 4 && touch .agent/late-wrwuca`,',
     's03.deny_rule:bare':
     'The call glob {"pattern": "*.md"} got the result \'notes-nhxzvf.md\' without is_error; the',
     's04.post_only_after_success':
@@ -467,41 +511,81 @@ FIRST_LINES = {  # the first line the checker prints under the failing check (se
     's07.child_runs':
     'Request 3 sends 2 message(s), starting [{"role": "user", "content": "Read data-sqjkzt.txt',
     's07.child_checks':
-    'The call bash {"command": "touch made-rvhxng.txt"} got the result \'[exit code 0]\' without',
+    'The call write_file {"path": "secret-vrhibr.txt", "content": "s"} got the result \'wrote',
     's07.child_checks:hooks':
     'The call read_file {"path": "data-sqjkzt.txt"} got the result \'1 content-ytanlt\' without',
     's07.child_hidden':
     'Request 3 starts with the prompt of the subagent\'s own call agent {"description":',
     's07.only_the_answer':
-    "Request 4, the parent's, holds 'toolu_kyzVO71LHVgwBkdJgkThJoWB', from the subagent's",
+    "Request 4, the parent's, holds 'toolu_7rNvVMIx7qx2OXYoVjEj17eM', from the subagent's",
     's07.only_the_answer:shared':
-    "Request 4, the parent's, holds 'toolu_kyzVO71LHVgwBkdJgkThJoWB', from the subagent's",
+    "Request 4, the parent's, holds 'toolu_7rNvVMIx7qx2OXYoVjEj17eM', from the subagent's",
+    's07.child_history:asks':
+    'Request 2 answers the call agent {"description": "label-wpoucj", "prompt": "Read',
+    's07.child_plan_mode:no_agent':
+    "With --plan, request 1 offers ['bash', 'read_file', 'glob', 'todo_write',",
     's07.child_plan_mode':
     "With --plan, request 2, the subagent's first, offers ['bash', 'read_file', 'write_file',",
     's07.child_fails':
     "Your program sent 3 requests. The subagent's second request (request 3) got an API error;",
-    's07.child_history:asks':
-    'Request 2 answers the call agent {"description": "label-fyinay", "prompt": "Read',
-    's07.child_plan_mode:no_agent':
-    "With --plan, request 1 offers ['bash', 'read_file', 'glob', 'todo_write',",
-    's08.clear_when_full':
-    'In request 7 the result of read_file {"path": "f2-nsebjr.txt"} is \'1 1. c2-aagrky was read',
+    's08.summary_request:two_counts':
+    "Reply 8's usage says 108,500 tokens (input 1,500, cache write 4,000, output 2,500, cache",
     's08.clear_when_full:always':
     'Request 6 has the result of read_file {"path": "f2-nsebjr.txt"} cleared; reply 5\'s usage',
     's08.clear_when_full:flags':
     'In request 7 the result of read_file {"path": "f2-nsebjr.txt"} is \'1 1. c2-aagrky was read',
     's08.cleared_results':
-    'In request 7 the result of read_file {"path": "f5-zgavtg.txt"} is \'[Cleared to save',
+    'In request 7 the result of bash {"command": "cat f4-mjdtfq.txt"} is \'[Cleared to save',
     's08.cleared_results:subject':
     'In request 7 the result of read_file {"path": "f2-nsebjr.txt"} is \'[Cleared to save',
     's08.summary_request':
-    "Reply 7's usage adds up to 120,500 tokens, past --compact-at 120,000. Request 8, the",
+    "Reply 8's usage says 108,500 tokens (input 1,500, cache write 4,000, output 2,500, cache",
+    's08.todo_list_kept:not_carried':
+    'Request 10, after the summary, starts with {"role": "user", "content": [{"type": "text",',
     's08.new_history':
-    'Request 9, after the summary, starts with {"role": "user", "content": [{"type": "text",',
+    'Request 10, after the summary, starts with {"role": "user", "content": [{"type": "text",',
     's08.new_history:orphan':
-    'Message 2 of request 9 holds a tool_result for toolu_e4PQ6VUajnC1wzMghTVlmzux, whose',
+    'Message 2 of request 10 holds a tool_result for toolu_JAgDMeFJfvs7SWny2BsWvIsN, whose',
     's08.no_thrash':
-    "Your program sent request 10, a summary request again. After the summary, reply 9's usage",
+    "Your program sent request 11, a summary request again. After the summary, reply 10's usage",
     's08.too_long':
     'Your program sent 2 requests. Request 2 got the API error "prompt is too long"; it should',
+    's04.hook_timeout:blocks':
+    'glob {"pattern": "*.md"} got the is_error result \'Blocked by a PreToolUse hook: the hook',
+    's07.child_asks':
+    'The subagent\'s write_file {"path": "child-wrote-qjdtno.txt", "content": "c\\n"} got the',
+    's07.child_asks:silent':
+    "Your program did not print 'touch made-dlbxhm.txt' on stdout; the subagent's question",
+    's07.agent_call_hooked':
+    'Request 4 starts with the prompt of agent {"description": "blocked-label-csvzyi",',
+    's07.agent_call_denied':
+    'Request 4 starts with the prompt of agent {"description": "denied-eytfbm task", "prompt":',
+    's07.parent_stop_hooks':
+    "Request 4 is the subagent's, with the Stop hook's stderr 'stop-words-jkpurl': the parent's",
+    's08.clear_when_full':
+    'In request 7 the result of read_file {"path": "f2-nsebjr.txt"} is \'1 1. c2-aagrky was read',
+    's08.clear_when_full:early':
+    'Request 6 has the result of read_file {"path": "f2-nsebjr.txt"} cleared; reply 5\'s usage',
+    's08.clear_when_full:fixed':
+    'Request 6 has the result of read_file {"path": "f2-nsebjr.txt"} cleared; reply 5\'s usage',
+    's08.summary_request:early':
+    "Request 8 is a summary request. Reply 7's usage says 105,000 tokens (input 1,500, cache",
+    's08.summary_request:output':
+    "Reply 8's usage says 108,500 tokens (input 1,500, cache write 4,000, output 2,500, cache",
+    's08.too_long:retry':
+    'Request 2 got the API error "prompt is too long". Request 3 is not a summary request',
+    's08.todo_list_kept':
+    'Request 10, after the summary, starts with {"role": "user", "content": [{"type": "text",',
+    's08.plan_mode_kept':
+    "With --plan, request 5 offers ['write_file', 'edit_file']; plan mode goes on across a",
+    's08.still_full_stops':
+    'After reply 10, still past --compact-at 108,000, your program exited with status 0; the',
+    's08.still_full_stops:silent':
+    'After reply 10, still past --compact-at 108,000, the last line your program printed is',
+    's08.child_makes_room':
+    "Reply 2, the subagent's first, says 119,500 tokens (input 1,500, cache write 4,000, output",
+    's08.child_makes_room:prompt':
+    'Request 4, the subagent\'s after its summary, starts with "This conversation was',
+    's08.summary_too_long':
+    'The summary request itself got "prompt is too long"; the turn stops, saying so in its last',
 }

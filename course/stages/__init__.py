@@ -2,8 +2,9 @@
 
     python -m course.stages sNN PATH [--only] [--list] [--json]
 
-Each check is a scripted exchange (course/stages/checks.py): a prompt, the Messages a loopback
-API answers with (course/api.py), the lines typed on stdin, the files the workdir starts with.
+Each check is a scripted exchange (course/stages/s01.py ... s08.py): a prompt, the Messages a
+loopback API answers with (course/api.py), the lines typed on stdin, the files the workdir starts
+with.
 The commands, tokens, file names, tool_use ids and the model's name in them are drawn fresh for
 each run from a seed (`<<name>>` in an exchange is a drawn value; the report prints the seed, and
 `--seed N` replays it): only a program that really runs the tools can pass.
@@ -96,6 +97,13 @@ class Draw:
                 self.values[name] = f"{name.replace('_', '-')}-{letters}"
         return self.values[name]
 
+    def number(self, name, low, high, step=1):
+        """A number drawn from low to high (in steps), kept as <<name>>: an exchange whose
+        replies are computed from it (s08's thresholds) draws it with this."""
+        if name not in self.values:
+            self.values[name] = str(self.random.randrange(low, high + 1, step))
+        return int(self.values[name])
+
     def fill(self, text):
         """The text with every <<name>> replaced by its value."""
         return PLACEHOLDER.sub(lambda match: self.value(match[1]), text)
@@ -112,11 +120,22 @@ class Exchange:
     SDK does not retry), or {"content": [...], "usage": {...}}, a reply that states its usage.
     "{root}" in a reply is the folder that holds the workdir ("{root}/work"). files: {path:
     text} in the workdir at the start; setup(root, draw) may add more (a symlink, a file
-    outside). Every string may hold <<name>>s (Draw)."""
+    outside). Every string may hold <<name>>s (Draw). replies and args may be functions of the
+    Draw, for numbers drawn with Draw.number (s08's thresholds, and the usage around them)."""
 
     def __init__(self, name, prompt, replies, stdin="", files=None, args=(), setup=None):
-        self.name, self.prompt, self.replies = name, prompt, replies
-        self.stdin, self.files, self.args, self.setup = stdin, files or {}, args, setup
+        self.name, self.prompt, self._replies = name, prompt, replies
+        self.stdin, self.files, self._args, self.setup = stdin, files or {}, args, setup
+
+    def replies(self, draw):
+        """The replies of this run, <<name>>s filled."""
+        replies = self._replies(draw) if callable(self._replies) else self._replies
+        return draw.fill_json(replies)
+
+    def args(self, draw):
+        """The flags of this run, before the prompt."""
+        args = self._args(draw) if callable(self._args) else self._args
+        return [draw.fill(arg) for arg in args]
 
 
 class Check:
@@ -135,7 +154,7 @@ class Outcome:
         self.exchange, self.draw, self.root, self.workdir = exchange, draw, root, root / "work"
         self.replies = [reply["content"] if isinstance(reply, dict) and "content" in reply
                         else reply  # the blocks of each reply, as sent, "{root}" left as it is
-                        for reply in draw.fill_json(exchange.replies)]
+                        for reply in exchange.replies(draw)]
         self.prompt = draw.fill(exchange.prompt)
         self.requests = requests  # the JSON bodies, in order
         self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
@@ -175,10 +194,13 @@ class Outcome:
         if self.returncode is None:
             return (f"Your program sent no request: it was still running after {TIMEOUT} s "
                     "(does it wait for input?).")
-        flags = [arg for arg in self.exchange.args if arg.startswith("--")]
-        given = (f" It was run with {' '.join(self.exchange.args)} before the prompt: "
-                 f"the section of the stage that checks {' and '.join(flags)} says what they "
-                 "do, and your program must accept them." if flags else "")
+        args = self.exchange.args(self.draw)
+        flags = [arg for arg in args if arg.startswith("--")]
+        named = " and ".join([", ".join(flags[:-1]), flags[-1]] if len(flags) > 2 else flags)
+        given = (f" It was run with {' '.join(args)} before the prompt: "
+                 f"the section of the stage that checks {named} says what "
+                 f"{'they do' if len(flags) > 1 else 'it does'}, and your program must accept "
+                 f"{'them' if len(flags) > 1 else 'it'}." if flags else "")
         return f"Your program sent no request before it ended. {self.ending()}{given}"
 
     def turn_after(self, reply, number=None):
@@ -254,6 +276,18 @@ class Outcome:
         """The text of a file in the workdir (or relative to the root: "../x"), or None."""
         target = self.workdir / self.v(path)
         return target.read_text(encoding="utf-8", errors="replace") if target.is_file() else None
+
+    def expect_file(self, path, expected, after, why=""):
+        """The file check: the workdir's file `path` ("../x": beside the workdir) holds
+        `expected` (None: it does not exist), else Fail, "AFTER, x holds 'a'; it should hold
+        'b'WHY." Every string may hold <<name>>s."""
+        path, expected = self.v(path), None if expected is None else self.v(expected)
+        now = self.file(path)
+        if now == expected:
+            return
+        said = "does not exist" if now is None else f"holds {cut(repr(now))}"
+        wanted = "it should not exist" if expected is None else f"it should hold {expected!r}"
+        raise Fail(f"{self.v(after)}, {path} {said}; {wanted}{self.v(why)}.")
 
     def printed(self, *parts, why):
         for part in map(self.v, parts):
@@ -394,10 +428,10 @@ def run_exchange(api, exchange, path, launch, number, seed):
     if exchange.setup:
         exchange.setup(root, draw)
     lane_name = f"{exchange.name}-{number}"
-    replies = draw.fill_json(exchange.replies)
+    replies = exchange.replies(draw)
     lane = api.lane(lane_name, [reply_message(reply, root) for reply in replies])
     env = environment(f"{api.url}/{lane_name}", draw.value("model"))
-    args = [*exchange.args, draw.fill(exchange.prompt)]
+    args = [*exchange.args(draw), draw.fill(exchange.prompt)]
     returncode, stdout, stderr = launch(path, args, draw.fill(exchange.stdin), workdir, env,
                                         TIMEOUT)
     requests = [request["body"] if isinstance(request["body"], dict) else {}
@@ -510,10 +544,18 @@ def report(results, stage, path, seconds, only=False, seed=None):
     elif stage != STAGES[-1]:
         after = STAGES[STAGES.index(stage) + 1]
         lines.append(f"Stage {stage} passes. Next: {LESSONS[after]}/README.md, "
-                     f"\"Build it yourself\", then {command(after, path)}")
+                     f"\"Build it yourself\", then {command(after, next_program(path, after))}")
     else:
         lines.append(f"All {len(STAGES)} stages pass: your agent does what the course's does.")
     return "\n".join(lines)
+
+
+def next_program(path, stage):
+    """The program to check against `stage` next: the same one, unless it is a chapter's own
+    code.py, which does not grow: then the code.py of that stage's chapter."""
+    if Path(path).name == "code.py" and Path(path).resolve().parent.name in CHAPTERS:
+        return f"{LESSONS[stage]}/code.py"
+    return path
 
 
 def wrap(text, width=90):

@@ -155,7 +155,7 @@ HANDLERS = {"bash": bash, "read_file": read_file, "write_file": write_file,
             "edit_file": edit_file, "glob": glob, "todo_write": todo_write,
             "exit_plan_mode": exit_plan_mode, "ask_user_question": ask_user_question}
 SUBJECT = {"bash": "command", "read_file": "path", "write_file": "path", "edit_file": "path",
-           "glob": "pattern"}
+           "glob": "pattern", "agent": "description"}
 
 
 def read(question):
@@ -246,17 +246,23 @@ def agent(description, prompt):
     last text comes back, with a line of what it spent."""
     state["child"] = True
     history, calls = [{"role": "user", "content": prompt}], 0
+    parents = state["measured"], state["summarised"]
+    state["measured"], state["summarised"] = None, False  # its own context, measured anew
     try:
         while True:
             hidden = HIDDEN | (CHANGING if state["plan_mode"] else set())
+            offered = [tool for tool in TOOLS if tool["name"] not in hidden]
             try:
+                if size(history) >= COMPACT_AT:
+                    summarise(history, offered, prompt, CHILD_SYSTEM)
                 reply = client.messages.create(
                     model=MODEL, max_tokens=8000, system=CHILD_SYSTEM, messages=history,
-                    tools=[tool for tool in TOOLS if tool["name"] not in hidden])
+                    tools=offered)
             except anthropic.APIError as error:
                 raise ToolError(f"The subagent {description} failed: {error}") from None
             calls += 1
             history.append({"role": "assistant", "content": reply.content})
+            state["measured"] = (total_tokens(reply.usage), chars(history))
             if reply.stop_reason != "tool_use":
                 break
             if calls == 20:
@@ -265,6 +271,7 @@ def agent(description, prompt):
                 run_tool(block) for block in reply.content if block.type == "tool_use"]})
     finally:
         state["child"] = False
+        state["measured"], state["summarised"] = parents
     answer = "".join(block.text for block in reply.content if block.type == "text")
     return f"{answer}\n[subagent {description}: {calls} model calls]"
 
@@ -303,23 +310,37 @@ def clear_old(history):
                                  "characters]")
 
 
-def summarise(history, offered):
-    """The same tools and history, the instruction last; then a new history from the summary."""
+def summarise(history, offered, prompt=PROMPT, system=None):
+    """The same system prompt, tools and history, the instruction last; then a new history from
+    the summary. A summary request that is itself too long stops the program."""
     asked = [*history, {"role": "user", "content": [{"type": "text", "text": SUMMARISE}]}]
     if history[-1]["role"] == "user" and isinstance(history[-1]["content"], list):
         asked = [*history[:-1], {"role": "user", "content": [
             *history[-1]["content"], {"type": "text", "text": SUMMARISE}]}]
-    reply = client.messages.create(model=MODEL, max_tokens=8000, tools=offered, messages=asked)
+    more = {"system": system} if system else {}
+    try:
+        reply = client.messages.create(model=MODEL, max_tokens=8000, tools=offered,
+                                       messages=asked, **more)
+    except anthropic.BadRequestError as error:
+        if too_long(error) and not state["child"]:
+            sys.exit("[The summary request is too long too: stopping.]")
+        raise
     summary = "".join(block.text for block in reply.content if block.type == "text")
     texts = [f"This conversation was summarised:\n{summary}"]
-    if state["todos"]:
+    if state["todos"] and not state["child"]:
         texts.append(f"Your todo list: {json.dumps(state['todos'])}")
     plans = sorted((WORKDIR / ".agent" / "plans").glob("*.md"), key=lambda p: p.stat().st_mtime)
     if plans:
         texts.append(f"The newest plan:\n{plans[-1].read_text()}")
-    texts.append(f"The user's last prompt: {PROMPT}")
+    texts.append(f"The user's last prompt: {prompt}")
     history[:] = [{"role": "user", "content": [{"type": "text", "text": t} for t in texts]}]
     state["measured"], state["summarised"] = None, True
+
+
+def total_tokens(used):
+    return sum(getattr(used, name, None) or 0 for name in (
+        "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
+        "output_tokens"))
 
 
 def too_long(error):
@@ -332,9 +353,8 @@ sent_back = 0
 while True:
     offered = [tool for tool in TOOLS if not (state["plan_mode"] and tool["name"] in CHANGING)]
     if size(messages) >= COMPACT_AT:
-        if state["summarised"]:
-            print("[The context is still full after a summary: stopping.]")
-            break
+        if state["summarised"]:  # the task is not done: one line, and exit 1
+            sys.exit("[The context is still full after a summary: stopping.]")
         summarise(messages, offered)
     elif size(messages) >= CLEAR_AT:
         clear_old(messages)
@@ -347,10 +367,7 @@ while True:
         summarise(messages, offered)
         response = client.messages.create(model=MODEL, max_tokens=8000, tools=offered,
                                           messages=messages)
-    used = response.usage
-    total = sum(getattr(used, name, None) or 0 for name in (
-        "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
-        "output_tokens"))
+    total = total_tokens(response.usage)
     messages.append({"role": "assistant", "content": response.content})
     state["measured"] = (total, chars(messages))
     if total < COMPACT_AT:
