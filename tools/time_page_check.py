@@ -80,6 +80,11 @@ def report(title, clock, cpu, output, chapters):
     count = {name: sum(kind(page) == name for page in pages) for name in axe}
     print(f"{title}: {len(pages)} pages, {len(lines)} views: {clock:.0f} s by the clock, "
           f"{cpu:.0f} s of CPU; on 2 idle cores about {cpu / 2:.0f} s")
+    flagged = [line for line in output.splitlines() if LINE.match(line)
+               and not line.endswith(": ok")]
+    print("  check_pages.py: " + (output.strip().splitlines() or [""])[-1])
+    print(f"  views with any violation: {len(flagged)}" + "".join(
+        f"\n    {line}" for line in flagged[:10]))
     for name in sorted(axe):
         print(f"  {name:8} {count[name]:3} pages, axe {axe[name]:6.0f} s "
               f"({axe[name] / max(count[name], 1):.1f} s a page)")
