@@ -123,11 +123,12 @@ def sentence(parts, lang):
 
 def tool_is_asked(lang, block, who):
     """What the model's call of a tool is told as, by the tool's name (default: "asked for")."""
+    given = block.get("input") if isinstance(block.get("input"), dict) else {}
     moves = {
         "ask_user_question": lambda: say(lang, "asks_user", who=who),
         "exit_plan_mode": lambda: say(lang, "submits_plan", who=who),
         "agent": lambda: say(lang, "hands_over", who=who, task=quoted(
-            first_sentence(str(block.get("input", {}).get("description", "")), 60), lang)),
+            first_sentence(str(given.get("description", "")), 60), lang)),
     }
     move = entry(moves, block["name"])
     return move() if move else None
