@@ -7,8 +7,8 @@ machine does not inflate as it does the clock.
                                                                with one Chromium and no block
                                                                left out (as before issue 57)
 
-Prints the figures; asserts nothing. On 2 idle cores the check takes about its CPU seconds over 2
-(two Chromiums at once, each a core). The estimate for more chapters
+Prints the figures; asserts nothing. On 2 idle cores the check takes about its CPU seconds over
+the Chromiums it ran at once (each keeps a core busy), at most 2. The estimate for more chapters
 scales each kind of page by how many of it there would be (a chapter page per chapter, a compare
 page per pair).
 """
@@ -78,8 +78,10 @@ def report(title, clock, cpu, output, chapters):
         axe[kind(found["page"])] = axe.get(kind(found["page"]), 0) + float(found["seconds"])
     pages = {found["page"] for found in lines}
     count = {name: sum(kind(page) == name for page in pages) for name in axe}
+    jobs = re.search(r"by (\d+) Chromium", output)
+    cores = min(2, int(jobs[1]) if jobs else 2)  # a Chromium keeps at most one core busy
     print(f"{title}: {len(pages)} pages, {len(lines)} views: {clock:.0f} s by the clock, "
-          f"{cpu:.0f} s of CPU; on 2 idle cores about {cpu / 2:.0f} s")
+          f"{cpu:.0f} s of CPU; on 2 idle cores about {cpu / cores:.0f} s")
     flagged = [line for line in output.splitlines() if LINE.match(line)
                and not line.endswith(": ok")]
     print("  check_pages.py: " + (output.strip().splitlines() or [""])[-1])
@@ -94,7 +96,7 @@ def report(title, clock, cpu, output, chapters):
                   "compare": math.comb(chapters, 2) / max(math.comb(now, 2), 1), "other": 1}
         share = {name: axe[name] / sum(axe.values()) for name in axe}
         scale = sum(share[name] * factor[name] for name in axe)
-        print(f"  with {chapters} chapters: about {cpu / 2 * scale:.0f} s on 2 "
+        print(f"  with {chapters} chapters: about {cpu / cores * scale:.0f} s on 2 "
               f"idle cores ({scale:.2f} times)")
 
 
