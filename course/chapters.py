@@ -17,6 +17,7 @@ CHAPTERS = [
     "s06_plan_mode",
     "s07_subagents",
     "s08_compact",
+    "s09_memory",
 ]
 PRESENT = [name for name in CHAPTERS if (ROOT / name / "code.py").exists()]  # those written
 # The sections each chapter changes in what it carries over from the chapter before; every
@@ -51,8 +52,17 @@ CHANGES = {
     },
     "s08_compact": {
         "THE AGENT LOOP",
+        "PLAN MODE",
         "SUBAGENTS",
         "CALLING THE MODEL",
+        "THE SESSION",
+        "THE SCRIPTED MODEL",
+        "THE COMMAND LINE",
+    },
+    "s09_memory": {
+        "THE AGENT LOOP",
+        "SUBAGENTS",
+        "COMPACTION",
         "THE SESSION",
         "THE SCRIPTED MODEL",
         "THE COMMAND LINE",
@@ -129,15 +139,25 @@ CHANGED_DEFINITIONS = {
     },
     "s08_compact": {
         "agent_loop()",  # room made before a call
-        "run_turn()",  # a summary's history stays
-        "agent()",  # a subagent's context starts empty
+        "run_turn()",  # a summary's history stays, unless the turn is taken back: then it goes
+        "exit_plan_mode()",  # records the plan file written at the approval, for the summary
+        "agent()",  # a subagent's context starts empty, without the parent's approved plan
         "call_model()",  # a summary request marked in the trace
-        "Session",  # the thresholds and what compaction measured and made
+        "Session",  # the thresholds, what compaction measured and made, the approved plan
         "make_message()",  # a script's turn may give its usage
         "parse_args()",  # --clear-at, --compact-at
         "make_session()",  # the thresholds
         "COMMANDS",  # /context, /compact
-        "command_clear()",  # forgets the measured size and the summary
+        "command_clear()",  # forgets the measured size, the summary, the plan and the prompt
+    },
+    "s09_memory": {
+        "run_turn()",  # AGENTS.md before a new conversation's first prompt
+        "agent()",  # a subagent's first message: AGENTS.md, then its task
+        "compacted_history()",  # AGENTS.md read again, first in the new history
+        "Session",  # the files last read, for /memory
+        "typed_text()",  # the scripted model finds the prompt after AGENTS.md
+        "make_session()",  # the files read, on the banner
+        "COMMANDS",  # /memory, /remember
     },
 }
 
@@ -207,11 +227,22 @@ CORE = {
         "_the_calls_stay",
         "tests/test_s08_compact.py::test_past_compact_at_the_summary_request_is_the_loops_own"
         "_plus_the_instruction",
-        "tests/test_s08_compact.py::test_the_new_history_carries_plan_mode_and_the_newest_plan",
+        "tests/test_s08_compact.py::test_the_new_history_carries_plan_mode_and_the_approved"
+        "_plan",
         "tests/test_s08_compact.py::test_still_over_after_a_summary_the_turn_stops_without_a"
         "_second_summary",
         "tests/test_s08_compact.py::test_a_too_long_reply_summarises_once_and_the_call_is_tried"
         "_again",
+    ],
+    "s09_memory": [
+        "tests/test_s09_memory.py::test_the_first_request_has_the_users_file_then_root_down_to_the"
+        "_workdir_before_the_prompt",
+        "tests/test_s09_memory.py::test_without_git_above_the_workdir_alone_is_the_project",
+        "tests/test_s09_memory.py::test_after_a_summary_the_new_history_starts_with_the_files_as"
+        "_they_are_now",
+        "tests/test_s09_memory.py::test_the_subagent_gets_the_same_block_before_its_task",
+        "tests/test_s09_memory.py::test_a_change_to_agents_md_asks_in_every_mode_over_an_allow"
+        "_rule",
     ],
 }
 

@@ -675,22 +675,21 @@ def settings_path(workdir):
     return Path(workdir) / ".agent" / "settings.json"
 
 
+SETTINGS_LIMIT = 1_000_000  # bytes of a settings file
+
+
 def load_settings(workdir):
     """The settings of this workdir ({} if there is no file), checked."""
     path = settings_path(workdir)
-    if not path.exists():
+    if not os.path.lexists(path):  # a link that leads nowhere is refused, not taken for none
         return {}
-    if not path.is_file():  # a folder, or a FIFO that opening would wait on forever
-        raise SettingsError(f"{path}: cannot read it (it is not a regular file)")
-    try:
-        settings = parse_json(path.read_text(encoding="utf-8"), path, SettingsError)
-    except (OSError, UnicodeDecodeError) as error:
-        raise SettingsError(f"{path}: cannot read it ({error})") from None
+    try:  # read as carefully as a tool's file: no link on the way, no pipe, not too large
+        settings = parse_json(read_own_file(path, workdir, SETTINGS_LIMIT), path, SettingsError)
+    except OwnFileError as error:
+        raise SettingsError(str(error)) from None
     except json.JSONDecodeError as error:
         raise SettingsError(f"{path}: not valid JSON ({error.msg} at line {error.lineno}, "
                             f"column {error.colno})") from None
-    except MemoryError:
-        raise SettingsError(f"{path}: cannot read it (it is too large)") from None
     if too_deep(settings):
         raise SettingsError(f"{path}: lists and objects nest more than {DEPTH_LIMIT} levels deep")
     try:
@@ -2095,6 +2094,60 @@ def is_special_file(path):
     return os.path.exists(path) and not (os.path.isfile(path) or os.path.isdir(path))
 
 
+class OwnFileError(Exception):
+    """A file the harness reads for itself that it will not use: str() is the one line to show,
+    naming the file and the reason."""
+
+
+def read_own_file(path, folder, limit):
+    """The text of a file the harness reads for itself, to obey it or to send it to the model
+    (a script, settings.json, a plan), read as carefully as a tool reads one: a regular file
+    only (a named pipe, a socket or a device is refused before it is opened, and a file swapped
+    in is never waited on), at most `limit` bytes, UTF-8. `folder` is the place the file
+    belongs: it must be inside it, with no symlink on its way and no second hard link (the same
+    file by another name). None: a path the user named on the command line, read as named.
+    Raises OwnFileError."""
+    path = Path(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+    try:
+        if folder is None:
+            where, checked = path, os.stat(path)
+        else:
+            written = Path(os.path.abspath(path))
+            if not written.is_relative_to(os.path.abspath(folder)):
+                raise OwnFileError(f"{path}: outside {folder}, where it belongs")
+            where = Path(os.path.realpath(folder))  # a loop in it fails below, as ELOOP
+            for part in written.relative_to(os.path.abspath(folder)).parts:
+                where = where / part
+                if where.is_symlink():
+                    raise OwnFileError(f"{path}: a symbolic link is on its way (the harness "
+                                       "reads no file of its own through a link)")
+            checked = os.lstat(where)
+            flags |= getattr(os, "O_NOFOLLOW", 0)
+        if os.path.isdir(where):
+            raise OwnFileError(f"{path}: a folder, not a file")
+        if is_special_file(where):  # checked before it is opened: opening a FIFO waits
+            raise OwnFileError(f"{path}: not a regular file (a named pipe, a socket or a device)")
+        if folder is not None and checked.st_nlink > 1:
+            raise OwnFileError(f"{path}: it has a second hard link (the same file by another "
+                               "name, which may be outside)")
+        if checked.st_size > limit:
+            raise OwnFileError(f"{path}: larger than {limit:,} bytes")
+        with open(os.open(where, flags), "rb") as file:
+            opened = os.fstat(file.fileno())
+            if (opened.st_dev, opened.st_ino) != (checked.st_dev, checked.st_ino):
+                raise OwnFileError(f"{path}: it was replaced while it was opened")
+            data = file.read(limit + 1)
+    except (OSError, ValueError) as error:  # ValueError: a NUL byte in the path
+        raise OwnFileError(f"{path}: {getattr(error, 'strerror', None) or error}") from None
+    if len(data) > limit:  # it grew after the check
+        raise OwnFileError(f"{path}: larger than {limit:,} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise OwnFileError(f"{path}: not UTF-8 text") from None
+
+
 def parse_json(text, path, error):
     """json.loads, with what any file can do to the parser said in one line, raised as `error`:
     lists and objects nested past its limit, an integer too long to read. A JSONDecodeError
@@ -2109,19 +2162,16 @@ def parse_json(text, path, error):
         raise error(f"{path}: a number in it is too long to read") from None
 
 
+SCRIPT_LIMIT = 100_000_000  # bytes of a script or a trace (a long session's trace is large)
+
+
 def load_script(path):
     """Read a script ({"prompt", "turns"}) or a trace (one JSON line per call)."""
     path = Path(path)
-    if is_special_file(path):
-        raise ScriptError(f"cannot read {path}: it is not a regular file")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise ScriptError(f"cannot read {path}: {error.strerror}") from None
-    except UnicodeDecodeError:
-        raise ScriptError(f"cannot read {path}: it is not UTF-8 text") from None
-    except MemoryError:
-        raise ScriptError(f"cannot read {path}: it is too large") from None
+    try:  # the file the user named on the command line
+        text = read_own_file(path, None, SCRIPT_LIMIT)
+    except OwnFileError as error:
+        raise ScriptError(str(error)) from None
     try:  # a script is one JSON object; so is a trace of one call
         script = parse_json(text, path, ScriptError)
     except json.JSONDecodeError:

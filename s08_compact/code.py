@@ -9,7 +9,7 @@ makes room in two layers, measured by the tokens the API says each call used:
                                      the tool_use blocks and their ids stay
       size >= --compact-at (160,000) layer 2: the same request, plus "summarise",
                                      and a new history: the summary, the todo
-                                     list, plan mode, the newest plan, the prompt
+                                     list, plan mode, the approved plan, the prompt
       still over after a summary     one line; the turn stops (no second summary)
       API: "prompt is too long"      summarise once, and try the call again
 
@@ -172,7 +172,9 @@ def run_turn(session, prompt):
     before = copy.deepcopy(session.messages)
     forget = False  # a refused prompt, or one that made the conversation too long, must not stay
     notes_before = list(session.notes)
-    compactions = session.compactions  # after a summary, `before` is what it replaced
+    # A summary made in this turn was made from its prompt: a prompt taken back takes it along.
+    kept = (session.prompt, session.measured, session.summarised)
+    compactions, replies = session.compactions, session.replies
     try:
         hooked = run_hooks(session, "UserPromptSubmit", prompt=prompt)
         if hooked["decision"] == "block":
@@ -197,14 +199,18 @@ def run_turn(session, prompt):
     except KeyboardInterrupt:
         show("[Interrupted.]")
         answer_open_tool_uses(session.messages)
-    if session.compactions != compactions:  # the new history stays: it is valid, and it fits
-        return False
-    if forget:
+    summarised = session.compactions != compactions
+    if summarised and (forget or session.replies == replies):  # refused, or never answered
+        show("[The prompt was not kept, nor the summary made with it: the conversation is as it "
+             "was before it; what its tool calls changed, if it made any, stays changed.]")
+    elif forget:
         forget_turn(session, before)
-    if assistant_turns(session.messages) == assistant_turns(before):
-        # The model never answered: forget the prompt, so that it can be sent again.
-        session.messages[:] = before
-        session.notes = notes_before  # and keep the plan-mode notes for the next prompt
+    elif summarised or assistant_turns(session.messages) != assistant_turns(before):
+        return False  # the model answered: what the turn did stays (a summary's new history too)
+    # The model never answered, or the prompt was refused: it goes, and whatever held it.
+    session.messages[:] = before
+    session.notes = notes_before  # and keep the plan-mode notes for the next prompt
+    session.prompt, session.measured, session.summarised = kept
     return False
 
 
@@ -727,22 +733,21 @@ def settings_path(workdir):
     return Path(workdir) / ".agent" / "settings.json"
 
 
+SETTINGS_LIMIT = 1_000_000  # bytes of a settings file
+
+
 def load_settings(workdir):
     """The settings of this workdir ({} if there is no file), checked."""
     path = settings_path(workdir)
-    if not path.exists():
+    if not os.path.lexists(path):  # a link that leads nowhere is refused, not taken for none
         return {}
-    if not path.is_file():  # a folder, or a FIFO that opening would wait on forever
-        raise SettingsError(f"{path}: cannot read it (it is not a regular file)")
-    try:
-        settings = parse_json(path.read_text(encoding="utf-8"), path, SettingsError)
-    except (OSError, UnicodeDecodeError) as error:
-        raise SettingsError(f"{path}: cannot read it ({error})") from None
+    try:  # read as carefully as a tool's file: no link on the way, no pipe, not too large
+        settings = parse_json(read_own_file(path, workdir, SETTINGS_LIMIT), path, SettingsError)
+    except OwnFileError as error:
+        raise SettingsError(str(error)) from None
     except json.JSONDecodeError as error:
         raise SettingsError(f"{path}: not valid JSON ({error.msg} at line {error.lineno}, "
                             f"column {error.colno})") from None
-    except MemoryError:
-        raise SettingsError(f"{path}: cannot read it (it is too large)") from None
     if too_deep(settings):
         raise SettingsError(f"{path}: lists and objects nest more than {DEPTH_LIMIT} levels deep")
     try:
@@ -1209,10 +1214,12 @@ def exit_plan_mode(session, plan):
         raise PlanRejected("The user did not approve the plan; their feedback follows. "
                            "Plan mode stays on: revise the plan and submit it again "
                            "with exit_plan_mode.", ends_turn=False)
+    session.approved_plan = ()  # (file, text): what a summary carries, once it is saved
     try:  # the folder is resolved and checked: a .agent/plans that links out is not written
         relative = workdir_relative(session.workdir, plan_file(session))
         target = resolve_path(session.workdir, relative)
         write_atomically(target, plan.rstrip("\n") + "\n")
+        session.approved_plan = (target, plan.rstrip("\n") + "\n")
         saved = f"The plan is saved in {workdir_relative(session.workdir, target)}."
     except ToolError:
         saved = ("The plan could not be saved (.agent/plans leads outside the working "
@@ -1420,7 +1427,8 @@ def agent(session, description, prompt):
         messages=[{"role": "user", "content": [{"type": "text", "text": prompt}]}],
         subagent=description, indent=session.indent + 4, notes=[], todos=[], tokens=0,
         max_calls=min(SUBAGENT_MAX_CALLS, session.max_calls - session.calls),
-        measured=None, summarised=False, compactions=0, prompt=prompt)  # its own context
+        measured=None, summarised=False, compactions=0, prompt=prompt,  # its own context
+        approved_plan=())
     answer, spent = run_subagent(session, child)  # ToolError if it ends without an answer
     return f"{cut_answer(answer)}\n\n{spent}"
 
@@ -1495,10 +1503,14 @@ def call_with_room(session):
         response = None
     if response is None or (response.stop_reason == "model_context_window_exceeded"
                             and not session.summarised):
-        summarise(session, "auto", why="The API says the conversation is too long")
+        try:
+            summarise(session, "auto", why="The API says the conversation is too long")
+        except TurnStopped as stopped:  # no summary, and too long: the prompt goes (s01)
+            raise TurnStopped(str(stopped), forget_prompt=True) from None
         request = build_request(session)
-        response = call_model(session, request)
+        response = call_model(session, request)  # the loop's call again: counted once
     measure(session, request, response)
+    session.replies += 1
     return response
 
 
@@ -1557,7 +1569,8 @@ def summarise(session, trigger, focus="", why="/compact"):
     The summary request is the same system prompt, tools and history, with the instruction as
     the last user message: the cached prefix is the same. PreCompact hooks run first ("auto"
     or "manual"); what they add joins the instruction, and a block stops the summary. Until
-    the summary has come, the history is not touched: an error or Ctrl-C leaves it whole.
+    a summary has come, the history is not touched: an error, Ctrl-C, or a reply that did not
+    end well with text (a refusal, max_tokens, tool calls) leaves it whole, with one line.
     """
     hooked = run_hooks(session, "PreCompact", trigger=trigger, custom_instructions=focus)
     if hooked["decision"] == "block":
@@ -1569,14 +1582,16 @@ def summarise(session, trigger, focus="", why="/compact"):
         instruction += "\n" + hook_text("PreCompact", hooked["context"])
     before = context_size(session)
     try:
-        response = call_model(session, summary_request(session, instruction), SUMMARY_MARK)
+        response = summary_call(session, trigger, instruction)
     except anthropic.APIStatusError as error:  # too long even to summarise: clear, then once more
         if not (is_too_long(error) and clear_old_results(session.messages)[0]):
             raise
-        response = call_model(session, summary_request(session, instruction), SUMMARY_MARK)
+        response = summary_call(session, trigger, instruction)
     summary = summary_text(response)
-    if not summary:
-        raise TurnStopped("[The summary came back without text: the history stays as it was.]")
+    problem = summary_problem(response, summary)  # only a reply that ended well, with text
+    if problem:  # a refusal or an overflow takes the turn's prompt back, as in s01
+        raise TurnStopped(f"[No summary: {problem}. The history stays as it was.]",
+                          forget_prompt=response.stop_reason in FORGET_PROMPT)
     session.messages[:] = compacted_history(session, summary)
     session.measured, session.summarised = None, True
     session.compactions += 1
@@ -1586,14 +1601,15 @@ def summarise(session, trigger, focus="", why="/compact"):
 
 def compacted_history(session, summary):
     """The new history: one user turn with the summary, the todo list, plan mode if it is on,
-    the newest plan, and the user's last prompt. No tool_result, so none without its tool_use."""
-    texts = [f"{SUMMARY_INTRO}\n\n<summary>\n{summary}\n</summary>"]
+    the plan the user approved, and the user's last prompt. No tool_result, so none without its
+    tool_use. The summary is the model's words, quoted: a </summary> in it stays text."""
+    texts = [f"{SUMMARY_INTRO}\n\n<summary>\n{quoted(summary)}\n</summary>"]
     if session.todos:  # as todo_write takes it, so that the model can send it back updated
         items = "\n".join(json.dumps(item, ensure_ascii=False) for item in session.todos)
         texts.append(f"<reminder>Your todo list, as it stands:\n{items}</reminder>")
-    if session.plan_mode:
+    if session.plan_mode and not session.subagent:  # a subagent never had these instructions
         texts.append(PLAN_MODE_ENTERED)
-    texts += plan_texts(session.workdir)
+    texts += plan_texts(session)
     if session.prompt:
         texts.append(f"The user's last prompt, which the work is for:\n\n{session.prompt}")
     return [{"role": "user", "content": [{"type": "text", "text": encodable(text)}
@@ -2167,8 +2183,9 @@ def plan_file(session):
 
 
 def newest_plan(workdir):
+    """The newest plan file's name, for the banner (a link's own time: it may lead nowhere)."""
     plans = sorted((Path(workdir) / ".agent" / "plans").glob("plan-*.md"),
-                   key=lambda path: path.stat().st_mtime)
+                   key=lambda path: path.lstat().st_mtime)
     return plans[-1] if plans else None
 
 
@@ -2374,7 +2391,13 @@ def tokens_used(usage):
 # measured after each reply, the cleared line, the plan carried over, what /context counts.
 
 SUMMARY_MARK = {"compaction": "summary"}  # the trace line of a summary request starts with it
-PLAN_LIMIT = 20_000  # characters of the newest plan carried into the new history
+PLAN_LIMIT = 20_000  # bytes of the approved plan's file: a larger one is not carried
+# Why a reply that did not end well cannot be the summary.
+SUMMARY_STOPS = {
+    "refusal": "the model declined to write it",
+    "max_tokens": f"it was cut off at max_tokens ({MAX_TOKENS})",
+    "model_context_window_exceeded": "the history does not fit the model's context window",
+}
 
 
 def summary_request(session, instruction):
@@ -2386,10 +2409,39 @@ def summary_request(session, instruction):
     return {**request, "messages": messages}
 
 
+def summary_call(session, trigger, instruction):
+    """One summary request. Made within a prompt ("auto"), it is one of the prompt's model
+    calls: it counts toward --max-calls, and is not made past it. /compact is no prompt's."""
+    if trigger == "auto":
+        if session.calls >= session.max_calls:  # a subagent's limit is its own (s07)
+            why = (f"it has made its {session.max_calls} model calls" if session.subagent else
+                   f"this prompt has made all its model calls (--max-calls {session.max_calls})")
+            raise TurnStopped(f"[No summary: {why}. The history stays as it was.]")
+        session.calls += 1
+    return call_model(session, summary_request(session, instruction), SUMMARY_MARK)
+
+
 def summary_text(response):
-    """The summary: the text of the reply (a tool call in it is not run)."""
+    """The summary: the text of the reply."""
     return "\n".join(block.text for block in response.content
                      if block.type == "text" and block.text.strip()).strip()
+
+
+def summary_problem(response, summary):
+    """Why this reply cannot be the summary, or None: only a reply that ended normally, with
+    text and no tool call, is one."""
+    if any(block.type == "tool_use" for block in response.content):
+        return "the reply called a tool instead"
+    if response.stop_reason not in ("end_turn", "stop_sequence"):
+        return SUMMARY_STOPS.get(response.stop_reason,
+                                 f"the reply stopped with {response.stop_reason}")
+    return None if summary else "the reply had no text"
+
+
+def quoted(text):
+    """The model's words inside the harness's own tags, quoted as XML quotes text (& and < as
+    entities): a </summary> or a <reminder> in them stays text, and closes nothing."""
+    return text.replace("&", "&amp;").replace("<", "&lt;")
 
 
 def measure(session, request, response):
@@ -2442,19 +2494,25 @@ def cleared_line(call, size):
             "Call the tool again if you need it.]")
 
 
-def plan_texts(workdir):
-    """The newest plan file (s06 saves a plan when the user approves it), as a text block."""
-    plan = newest_plan(workdir)
-    if plan is None:
+def plan_texts(session):
+    """The plan the user approved in this conversation, as a text block: read again from the
+    file the harness wrote at the approval (never another file of .agent/plans/, newer or
+    not), as carefully as a tool's file, and only while it holds what the user approved.
+    Otherwise one line, and the summary goes on without it."""
+    if not session.approved_plan:
         return []
-    relative = plan.relative_to(workdir).as_posix()
-    try:  # resolved and checked: a plans folder that links out is not read
-        text = resolve_path(workdir, relative).read_text(encoding="utf-8", errors="replace")
-    except (ToolError, OSError):
+    path, approved = session.approved_plan
+    try:
+        text = read_own_file(path, session.workdir, PLAN_LIMIT)
+    except OwnFileError as error:
+        show(f"[The approved plan is not carried: {error}]", session.indent)
         return []
-    if len(text) > PLAN_LIMIT:
-        text = text[:PLAN_LIMIT] + f"\n[... {len(text) - PLAN_LIMIT:,} more characters]"
-    return [f"The newest approved plan, {relative}:\n\n{text.rstrip()}"]
+    relative = workdir_relative(session.workdir, path)
+    if text != approved:
+        show(f"[The approved plan is not carried: {relative} changed after the user approved "
+             "it.]", session.indent)
+        return []
+    return [f"The plan the user approved, {relative}:\n\n{text.rstrip()}"]
 
 
 def history_counts(messages):
@@ -2938,6 +2996,8 @@ class Session:
     summarised: bool = False  # a summary was made, and no reply has come under --compact-at
     compactions: int = 0  # summaries made in this session
     prompt: str = ""  # the user's last prompt
+    approved_plan: tuple = ()  # the plan file written at the user's approval, and its text
+    replies: int = 0  # replies the loop's calls brought (a summary's not counted)
 
 
 def add_user_blocks(messages, blocks):
@@ -3167,6 +3227,60 @@ def is_special_file(path):
     return os.path.exists(path) and not (os.path.isfile(path) or os.path.isdir(path))
 
 
+class OwnFileError(Exception):
+    """A file the harness reads for itself that it will not use: str() is the one line to show,
+    naming the file and the reason."""
+
+
+def read_own_file(path, folder, limit):
+    """The text of a file the harness reads for itself, to obey it or to send it to the model
+    (a script, settings.json, a plan), read as carefully as a tool reads one: a regular file
+    only (a named pipe, a socket or a device is refused before it is opened, and a file swapped
+    in is never waited on), at most `limit` bytes, UTF-8. `folder` is the place the file
+    belongs: it must be inside it, with no symlink on its way and no second hard link (the same
+    file by another name). None: a path the user named on the command line, read as named.
+    Raises OwnFileError."""
+    path = Path(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+    try:
+        if folder is None:
+            where, checked = path, os.stat(path)
+        else:
+            written = Path(os.path.abspath(path))
+            if not written.is_relative_to(os.path.abspath(folder)):
+                raise OwnFileError(f"{path}: outside {folder}, where it belongs")
+            where = Path(os.path.realpath(folder))  # a loop in it fails below, as ELOOP
+            for part in written.relative_to(os.path.abspath(folder)).parts:
+                where = where / part
+                if where.is_symlink():
+                    raise OwnFileError(f"{path}: a symbolic link is on its way (the harness "
+                                       "reads no file of its own through a link)")
+            checked = os.lstat(where)
+            flags |= getattr(os, "O_NOFOLLOW", 0)
+        if os.path.isdir(where):
+            raise OwnFileError(f"{path}: a folder, not a file")
+        if is_special_file(where):  # checked before it is opened: opening a FIFO waits
+            raise OwnFileError(f"{path}: not a regular file (a named pipe, a socket or a device)")
+        if folder is not None and checked.st_nlink > 1:
+            raise OwnFileError(f"{path}: it has a second hard link (the same file by another "
+                               "name, which may be outside)")
+        if checked.st_size > limit:
+            raise OwnFileError(f"{path}: larger than {limit:,} bytes")
+        with open(os.open(where, flags), "rb") as file:
+            opened = os.fstat(file.fileno())
+            if (opened.st_dev, opened.st_ino) != (checked.st_dev, checked.st_ino):
+                raise OwnFileError(f"{path}: it was replaced while it was opened")
+            data = file.read(limit + 1)
+    except (OSError, ValueError) as error:  # ValueError: a NUL byte in the path
+        raise OwnFileError(f"{path}: {getattr(error, 'strerror', None) or error}") from None
+    if len(data) > limit:  # it grew after the check
+        raise OwnFileError(f"{path}: larger than {limit:,} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise OwnFileError(f"{path}: not UTF-8 text") from None
+
+
 def parse_json(text, path, error):
     """json.loads, with what any file can do to the parser said in one line, raised as `error`:
     lists and objects nested past its limit, an integer too long to read. A JSONDecodeError
@@ -3181,19 +3295,16 @@ def parse_json(text, path, error):
         raise error(f"{path}: a number in it is too long to read") from None
 
 
+SCRIPT_LIMIT = 100_000_000  # bytes of a script or a trace (a long session's trace is large)
+
+
 def load_script(path):
     """Read a script ({"prompt", "turns"}) or a trace (one JSON line per call)."""
     path = Path(path)
-    if is_special_file(path):
-        raise ScriptError(f"cannot read {path}: it is not a regular file")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise ScriptError(f"cannot read {path}: {error.strerror}") from None
-    except UnicodeDecodeError:
-        raise ScriptError(f"cannot read {path}: it is not UTF-8 text") from None
-    except MemoryError:
-        raise ScriptError(f"cannot read {path}: it is too large") from None
+    try:  # the file the user named on the command line
+        text = read_own_file(path, None, SCRIPT_LIMIT)
+    except OwnFileError as error:
+        raise ScriptError(str(error)) from None
     try:  # a script is one JSON object; so is a trace of one call
         script = parse_json(text, path, ScriptError)
     except json.JSONDecodeError:
@@ -3477,6 +3588,7 @@ def command_clear(session, argument):
     session.messages.clear()
     session.todos, session.rounds_since_todo = [], 0  # the model's notes on what is gone
     session.measured, session.summarised = None, False
+    session.prompt, session.approved_plan = "", ()  # they belong to the conversation
     # The new conversation has not heard of plan mode yet.
     session.notes = [PLAN_MODE_ENTERED] if session.plan_mode else []
     where = ""

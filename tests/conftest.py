@@ -1,9 +1,12 @@
 """Shared set-up for the whole suite: no network, no key, one import of anthropic."""
 
+import atexit
 import ipaddress
 import os
+import shutil
 import socket
 import sys
+import tempfile
 from types import SimpleNamespace
 
 import pytest
@@ -18,6 +21,12 @@ os.environ["PYTHON_DOTENV_DISABLED"] = "1"  # a developer's .env must not turn a
 # on, whatever a developer's PATH holds first (on this machine a pyenv shim, a bash script that
 # costs each start 0.1 s of CPU, about a hundred times a suite).
 os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
+
+# HOME is an empty folder of the suite's own: from s09 on, a live session reads the user's
+# ~/.agent/AGENTS.md, and a developer's own file must not change what a test sends (nor does a
+# test write into the developer's home: IPython's kernels keep a profile there).
+os.environ["HOME"] = tempfile.mkdtemp(prefix="suite-home-")
+atexit.register(shutil.rmtree, os.environ["HOME"], ignore_errors=True)
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex

@@ -567,3 +567,39 @@ def test_a_write_to_the_harness_code_asks_when_the_workdir_holds_the_chapter(cha
     for path in (f"{folder}/code.py", f"{folder}/readline.py"):
         assert decide(chapter, workdir, "write_file", {"path": path, "content": "x"},
                       mode=mode) == ("ask", f"it changes {path}: {CODE_WHY}")
+
+
+# ---- each spelling of an option's value that the guard accepts --------------------------------
+
+OPTION_SPELLINGS = {
+    "head -n5 notes.md": ([("-n", "5")], ["notes.md"]),
+    "head -n 5 notes.md": ([("-n", "5")], ["notes.md"]),
+    "head --lines=5 notes.md": ([("--lines", "5")], ["notes.md"]),
+    "head --lines 5 notes.md": ([("--lines", "5")], ["notes.md"]),
+    "grep -nm3 x notes.md": ([("-n", None), ("-m", "3")], ["x", "notes.md"]),
+    "grep -nm 3 x notes.md": ([("-n", None), ("-m", "3")], ["x", "notes.md"]),
+    "ls -la": ([("-l", None), ("-a", None)], []),
+    "cat -- -n": ([], ["-n"]),
+    "cat - notes.md": ([], ["-", "notes.md"]),
+    "head -n": None,  # a value missing
+    "head --lines": None,
+    "wc --lines=5 notes.md": None,  # a flag given a value
+    "ls -lZ": None,  # an option not listed
+}
+
+
+def test_each_spelling_of_an_option_and_its_value_is_read_as_one(chapter):
+    assert {command: chapter.parse_options(command.split()[1:],
+                                           chapter.READ_ONLY[command.split()[0]])
+            for command in OPTION_SPELLINGS} == OPTION_SPELLINGS
+
+
+PATH_SPELLINGS = ["grep -f{} x", "grep -f {} x", "grep --file={} x", "grep --file {} x",
+                  "grep -nf{} x", "grep -e x {}", "grep -- x {}"]
+
+
+def test_a_path_is_checked_as_a_path_in_each_spelling_of_its_option(chapter, tmp_path):
+    (tmp_path / "notes.md").write_text("x\n")
+    assert {spelling: [chapter.is_read_only(spelling.format(path), tmp_path)
+                       for path in ("notes.md", "/etc/hostname", "../x")]
+            for spelling in PATH_SPELLINGS} == dict.fromkeys(PATH_SPELLINGS, [True, False, False])

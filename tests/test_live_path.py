@@ -368,6 +368,7 @@ CLEARED = {
                    "(off) stay; the todo list is emptied.]",
 }
 CLEARED["s07_subagents"] = CLEARED["s06_plan_mode"]  # a subagent's history lives in its call
+CLEARED["s09_memory"] = CLEARED["s08_compact"]  # AGENTS.md is read again at the next prompt
 
 
 @pytest.mark.parametrize("name, kind", [(name, kind) for name in COMPACTING for kind in TOO_LONG])

@@ -67,11 +67,18 @@ IDEA_SHOWS = {
         r"the summary request's last message ends with the instruction: True",
         r"tool_results without their tool_use, in all requests: 0",
     ],
+    "s09_memory": [
+        r"<file path=\"/[^\"]*/\.agent/AGENTS\.md\">\n +- Keep the final answer short",
+        r"<file path=\"/[^\"]*/workspace/AGENTS\.md\">\n +# tally: notes for agents",
+        r"system prompt unchanged: True",
+        r"every request starts with the same block: True",
+    ],
 }
 
 # The chapter's questions, and the scripted answer printed after each, in order.
 QUESTIONS = {
     "s03_permissions": ["[n] no: [scripted] y\n"],
+    "s09_memory": ["[n] no: [scripted] n\n"],
     "s06_plan_mode": [  # the model's question (ask_user_question), then the plan approval
         "      2. No: Change greet.py only; README.md stays as it is.\n"
         "    a number (1-2), your own answer, or empty to skip: [scripted] 2\n",

@@ -176,9 +176,9 @@ def test_a_script_that_cannot_be_read_is_one_line(name, tmp_path):
 
     assert [returns_in_time(refusal, path) for path in (deep, latin, fifo, folder)] == [
         f"{deep}: lists and objects nest too deeply to read",
-        f"cannot read {latin}: it is not UTF-8 text",
-        f"cannot read {fifo}: it is not a regular file",
-        f"cannot read {folder}: Is a directory",
+        f"{latin}: not UTF-8 text",
+        f"{fifo}: not a regular file (a named pipe, a socket or a device)",
+        f"{folder}: a folder, not a file",
     ]
 
 
@@ -216,8 +216,8 @@ def test_a_settings_file_that_cannot_be_read_is_one_line(name, tmp_path):
     assert {kind: returns_in_time(refusal, path.parent.parent) for kind, path in paths.items()} == {
         "parser": f"{paths['parser']}: lists and objects nest too deeply to read",
         "limit": f"{paths['limit']}: lists and objects nest more than 32 levels deep",
-        "fifo": f"{paths['fifo']}: cannot read it (it is not a regular file)",
-        "folder": f"{paths['folder']}: cannot read it (it is not a regular file)",
+        "fifo": f"{paths['fifo']}: not a regular file (a named pipe, a socket or a device)",
+        "folder": f"{paths['folder']}: a folder, not a file",
     }
     # 31 levels pass the depth check; the key "notes" is then refused as unknown
     paths["limit"].write_text(json.dumps({"permissions": {}, "notes": nested(31)}))

@@ -244,6 +244,8 @@ HELP = {
     "s07_subagents": ["/help", "/restart", "/clear", "/mode", "/todos", "/plan"],
     "s08_compact": ["/help", "/restart", "/clear", "/mode", "/todos", "/plan", "/context",
                     "/compact"],
+    "s09_memory": ["/help", "/restart", "/clear", "/mode", "/todos", "/plan", "/context",
+                   "/compact", "/memory", "/remember"],
 }
 
 
@@ -332,7 +334,7 @@ def test_a_restart_that_fails_keeps_the_session(chapter, tmp_path, capsys):
     capsys.readouterr()
     chapter.run_command(session, "/restart")
     assert capsys.readouterr().out == (
-        f"[Could not restart: cannot read {script}: No such file or directory. "
+        f"[Could not restart: {script}: No such file or directory. "
         "The session goes on.]\n"
     )
     assert session.messages == [user(text("say hi"))]

@@ -781,10 +781,7 @@ def test_a_settings_file_that_is_not_utf8(chapter, tmp_path):
     path.write_bytes(b'{"permissions": "\xff"}')
     with pytest.raises(chapter.SettingsError) as raised:
         chapter.load_settings(tmp_path)
-    assert str(raised.value) == (
-        f"{path}: cannot read it ('utf-8' codec can't decode byte 0xff in position 17: invalid "
-        f"start byte)"
-    )
+    assert str(raised.value) == f"{path}: not UTF-8 text"
 
 
 @pytest.mark.slow

@@ -477,3 +477,73 @@ def test_the_scenario_shows_the_subagent_under_its_call(traced):
         "    [The subagent's answer, 312 characters, goes back to the agent; its 6 messages "
         "stay here.]",
     ]
+
+
+# ---- the limits at their values: just under, at, just over ---------------------------------
+
+@pytest.mark.parametrize("size", [9_999, 10_000, 10_001])
+def test_the_answer_is_whole_up_to_its_limit_and_cut_a_character_past_it(s07, workdir, size):
+    assert s07.SUBAGENT_ANSWER_LIMIT == 10_000
+    answer = "a" * (size - 1) + "."
+    client = FakeClient(reply(ASKED, CALL), reply(text(answer)), reply(text("Done.")))
+    session = new_session(s07, client, workdir)
+    s07.run_turn(session, PROMPT)
+    got = answer if size <= 10_000 else "a" * 10_000 + "\n[answer cut: 1 more characters]"
+    assert client.calls[2]["messages"][-1] == user(result("toolu_p1",
+                                                          f"{got}\n\n{trailer(1, 0)}"))
+
+
+@pytest.mark.parametrize("needed", [19, 20, 21])
+def test_a_subagent_makes_up_to_its_20_calls_and_not_one_more(s07, workdir, needed):
+    assert s07.SUBAGENT_MAX_CALLS == 20
+    looks = [reply(tool_use(f"toolu_c{n}", "glob", {"pattern": "*.md"})) for n in range(1, 21)]
+    client = FakeClient(reply(ASKED, CALL), *looks[:needed - 1], reply(text(ANSWER)),
+                        reply(text("Done.")))
+    session = new_session(s07, client, workdir)
+    s07.run_turn(session, PROMPT)
+    calls = min(needed, 20)
+    back = session.messages[2]["content"][0]
+    if needed <= 20:
+        assert back == result("toolu_p1", f"{ANSWER}\n\n{trailer(calls, needed - 1)}")
+    else:
+        said = ('The subagent "Find greet" stopped without an answer: It reached its limit of 20 '
+                "model calls.")
+        assert back == result("toolu_p1", f"{said}\n\n{trailer(20, 20)}", is_error=True)
+    assert session.calls == 1 + calls + 1
+
+
+@pytest.mark.parametrize("name", ["s07_subagents", "s08_compact"])
+def test_a_subagent_is_given_none_of_the_parents_state(name, workdir):
+    """Not its history, notes, todos, counts or tokens (from s08: its context's measure, its
+    summaries, the plan the user approved, the prompt); the tools it may not use are not
+    offered. Its workdir, client, modes, rules and hooks are the parent's."""
+    s07 = load_chapter(name)
+    client = FakeClient(reply(ASKED, CALL), reply(text(ANSWER)), reply(text("Done.")))
+    parent = {"todos": [{"content": "x", "status": "pending"}], "tokens": 777,
+              "notes": ["<reminder>a note for the parent</reminder>"], "rounds_since_todo": 2}
+    own = {"measured": None, "summarised": False, "compactions": 0, "approved_plan": [],
+           "prompt": TASK}
+    if name == "s08_compact":
+        parent.update(measured=(5, 5), summarised=True, compactions=2, prompt="P",
+                      approved_plan=(workdir / "plan.md", "## Plan\n"))
+    session = new_session(s07, client, workdir, mode="accept_edits", **parent)
+    # a note for the parent's next user turn, made while the turn runs (as plan mode makes them)
+    s07.add_hook(session, "PreToolUse", lambda event: session.notes.append("N") or {}, "agent")
+    seen = {}
+    real = s07.run_subagent
+
+    def spy(parent, child):
+        seen.update(json.loads(json.dumps(vars(child), default=str)))
+        return real(parent, child)
+
+    s07.run_subagent = spy
+    s07.run_turn(session, PROMPT)
+    assert {key: seen[key] for key in ("messages", "notes", "todos", "tokens", "subagent",
+                                       "indent", "max_calls", "mode", "workdir")} == {
+        "messages": [user(text(TASK))], "notes": [], "todos": [], "tokens": 0,
+        "subagent": LABEL, "indent": 4, "max_calls": 20, "mode": "accept_edits",
+        "workdir": str(workdir)}
+    if name == "s08_compact":
+        assert {key: seen[key] for key in own} == own
+    assert [tool["name"] for tool in client.calls[1]["tools"]] == [
+        "bash", "read_file", "write_file", "edit_file", "glob"]

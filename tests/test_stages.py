@@ -143,6 +143,9 @@ NEXT_STAGE = {  # each chapter's code at the next stage: its first failing check
     "s06 at s07": ("s07.agent_offered", "it should offer the tool agent, whose input_schema has "
                    "the properties description and prompt."),
     "s07 at s08": ("s08.too_long", "unrecognized arguments: --clear-at"),
+    "s08 at s09": ("s09.memory_first", "does not hold 'rule-user-wqsqrl', the text of the "
+                   "user's AGENTS.md. It should hold the user's ~/.agent/AGENTS.md, then the "
+                   "project root's, then the workdir's, in that order"),
 }
 
 
@@ -543,7 +546,7 @@ FIRST_LINES = {  # the first line the checker prints under the failing check (se
     's08.todo_list_kept:not_carried':
     'Request 10, after the summary, starts with {"role": "user", "content": [{"type": "text",',
     's08.new_history':
-    'Request 10, after the summary, starts with {"role": "user", "content": [{"type": "text",',
+    'Request 10, after the summary, holds the plan file .agent/plans/plan-ynxerd.md, which the',
     's08.new_history:orphan':
     'Message 2 of request 10 holds a tool_result for toolu_JAgDMeFJfvs7SWny2BsWvIsN, whose',
     's08.no_thrash':
@@ -588,4 +591,24 @@ FIRST_LINES = {  # the first line the checker prints under the failing check (se
     'Request 4, the subagent\'s after its summary, starts with "This conversation was',
     's08.summary_too_long':
     'The summary request itself got "prompt is too long"; the turn stops, saying so in its last',
+    's09.memory_first':
+    "Request 1: Its first message, 'Instructions from AGENTS.md files.",
+    's09.memory_first:after':
+    'Request 1: Its first message, "Follow the project\'s rules (prompt-nwsfso). Instructions',
+    's09.memory_first:no_paths':
+    "Request 1: In its first message, the text of the user's AGENTS.md, 'rule-user-wqsqrl', has",
+    's09.system_prompt_kept':
+    "The system prompt of request 1 holds ['rule-user-wqsqrl', 'rule-root-rdgmnr',",
+    's09.nothing_below':
+    "Request 1 holds 'rule-below-nvssry', the text of below-qraovr/AGENTS.md, a folder below",
+    's09.child_memory':
+    "Request 2, the subagent's first: Its first message, 'Read note-nqabrh.txt and report what",
+    's09.nothing_above':
+    "Request 1 holds 'rule-above-vigran', the text of <workdir>/../AGENTS.md, above the project",
+    's09.asks_to_write':
+    'The call write_file {"path": "AGENTS.md", "content": "- planted-eztlkv\\n"} got the result',
+    's09.read_again':
+    'Request 5, the first after the summary, starts with "Instructions from AGENTS.md files.',
+    's09.read_again:dropped':
+    'Request 5, the first after the summary, starts with "This conversation was summarised:',
 }

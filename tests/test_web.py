@@ -561,10 +561,14 @@ def test_run_data_is_the_trace_the_chapter_wrote(site):
         assert data["calls"] == trace, name
         assert len(trace) >= 1
         first = trace[0]["request"]["messages"][0]
+        memory = first["content"][:-1]  # from s09 on, the workspace's AGENTS.md files first
         assert first == {
             "role": "user",
-            "content": [{"type": "text", "text": scenario["prompt"]}],
+            "content": [*memory, {"type": "text", "text": scenario["prompt"]}],
         }, name
+        has_memory = (ROOT / name / "workspace" / "AGENTS.md").exists()
+        assert [block["text"].startswith("The harness read these AGENTS.md files")
+                for block in memory] == [True] * has_memory, name
         assert data["prompt"] == scenario["prompt"] and data["answers"] == scenario.get(
             "answers", []
         )

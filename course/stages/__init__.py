@@ -430,7 +430,10 @@ def run_exchange(api, exchange, path, launch, number, seed):
     lane_name = f"{exchange.name}-{number}"
     replies = exchange.replies(draw)
     lane = api.lane(lane_name, [reply_message(reply, root) for reply in replies])
-    env = environment(f"{api.url}/{lane_name}", draw.value("model"))
+    # HOME is an empty folder of the run's own: the learner's own ~/.agent/AGENTS.md (s09), or
+    # any file a program reads from HOME, never changes what a run sends
+    env = {**environment(f"{api.url}/{lane_name}", draw.value("model")),
+           "HOME": str(root / "home")}
     args = [*exchange.args(draw), draw.fill(exchange.prompt)]
     returncode, stdout, stderr = launch(path, args, draw.fill(exchange.stdin), workdir, env,
                                         TIMEOUT)

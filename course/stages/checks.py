@@ -7,7 +7,7 @@ printed. Each stage's contract is its lesson's section "Build it yourself"; ever
 states has a check, and a program that breaks the rule fails that check
 (tests/stage_programs/mistakes.py holds one such program per check).
 
-Each stage's exchanges and checks are a module of their own, course/stages/s01.py to s08.py,
+Each stage's exchanges and checks are a module of their own, course/stages/s01.py to s09.py,
 written with course/stages/common.py; this one imports them in the order of the stages. A new
 stage adds its module to the import below.
 
@@ -22,7 +22,7 @@ workdir read; `touch`, `rm`, a redirection and any chain that holds one of them 
 """
 
 # each module registers its checks, in the order of the stages
-from course.stages import s01, s02, s03, s04, s05, s06, s07, s08  # noqa: F401
+from course.stages import s01, s02, s03, s04, s05, s06, s07, s08, s09  # noqa: F401
 from course.stages.common import CHECKS
 
 __all__ = ["CHECKS"]

@@ -283,8 +283,8 @@ def summary_request(run):
 
 
 @check(COMPACT, "the request after the summary starts from one user message that holds the "
-       "summary, the newest plan and the last prompt; no tool_result without its tool_use",
-       follows=["summary_request"])
+       "summary and the last prompt, and no plan file the user did not approve in this run; no "
+       "tool_result without its tool_use", follows=["summary_request"])
 def new_history(run):
     number = SUMMARISED + 1
     if len(run.requests) == SUMMARISED:
@@ -297,12 +297,16 @@ def new_history(run):
     first = messages[0]
     content = block_text(first.get("content"))
     for part, what in (("<<summary>>", f"the summary, the text of reply {SUMMARISED}"),
-                       ("<<plan_step>>", "the newest plan, .agent/plans/<<plan>>.md"),
                        (run.prompt, "the user's last prompt")):
         if first.get("role") != "user" or run.v(part) not in content:
             raise Fail(f"Request {number}, after the summary, starts with "
                        f"{cut(json.dumps(first), 120)}; its first message should be a user "
                        f"message that holds {run.v(what)}, {run.v(part)!r}.")
+    if run.v("<<plan_step>>") in json.dumps(messages):
+        raise Fail(run.v(f"Request {number}, after the summary, holds the plan file "
+                         ".agent/plans/<<plan>>.md, which the user never approved in this run "
+                         "(it was there before it started): a summary carries only the plan "
+                         "the user approved, never whatever plan file is there."))
     for place, message in enumerate(messages):
         answered = [block.get("tool_use_id") for block in blocks(message.get("content"))
                     if block.get("type") == "tool_result"]

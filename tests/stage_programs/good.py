@@ -1,6 +1,6 @@
 """An agent written from the lessons' "Build it yourself" sections alone (not from code.py).
 
-It passes all eight stages of the checker (tests/test_stages.py). tests/stage_programs/mistakes.py
+It passes all nine stages of the checker (tests/test_stages.py). tests/stage_programs/mistakes.py
 edits it, one learner's mistake at a time, into programs that each fail one check.
 """
 
@@ -65,7 +65,7 @@ TOOLS = [
 ]
 CHANGING = {"write_file", "edit_file"}
 state = {"plan_mode": PLAN_FLAG, "todos": [], "child": False, "measured": None,
-         "summarised": False}
+         "summarised": False, "approved": ""}
 HIDDEN = {"agent", "todo_write", "exit_plan_mode", "ask_user_question"}  # not for a subagent
 CHILD_SYSTEM = ("You are a subagent: another agent gave you one task. Do it, then end with a "
                 "report: only your last message reaches that agent.")
@@ -133,7 +133,7 @@ def exit_plan_mode(plan):
     plans = WORKDIR / ".agent" / "plans"
     plans.mkdir(parents=True, exist_ok=True)
     (plans / "plan.md").write_text(plan)
-    state["plan_mode"] = False
+    state["plan_mode"], state["approved"] = False, plan
     return "Approved. Plan mode is off."
 
 
@@ -192,11 +192,49 @@ def permitted(name, tool_input):
         raise ToolError(f"denied by a rule in .agent/settings.json: {name} {subject}")
     if state["plan_mode"] and (name in CHANGING or name == "bash" and not is_read_only(subject)):
         raise ToolError("Plan mode is on: read and plan only.")
+    if changes_memory(name, tool_input):  # it steers every later session: always asks
+        if read(f"Allow {name} {subject}? It changes AGENTS.md. [y/n] ") in ("y", "yes"):
+            return
+        raise ToolError("The user said no to a change of AGENTS.md.")
     if any(rule_matches(rule, name, tool_input) for rule in rules.get("allow", [])):
         return
     if name in CHANGING or (name == "bash" and not is_read_only(subject)):
         if read(f"Allow {name} {subject}? [y/n] ") not in ("y", "yes"):
             raise ToolError("The user said no.")
+
+
+def changes_memory(name, tool_input):
+    if name in CHANGING:
+        return Path(str(tool_input.get("path", ""))).name.lower() == "agents.md"
+    command = str(tool_input.get("command", ""))
+    return name == "bash" and not is_read_only(command) and "agents.md" in command.lower()
+
+
+def project_root():
+    """The nearest folder at or above the workdir that holds .git; with none, the workdir."""
+    for folder in (WORKDIR, *WORKDIR.parents):
+        if (folder / ".git").exists():
+            return folder
+    return WORKDIR
+
+
+def memory():
+    """The AGENTS.md files, read now: ~/.agent's, then each folder's from the project root
+    down to the workdir; one text block, each file after its path ([] with none)."""
+    root = project_root()
+    parts = WORKDIR.relative_to(root).parts
+    folders = [root.joinpath(*parts[:depth]) for depth in range(len(parts) + 1)]
+    files = [Path.home() / ".agent" / "AGENTS.md", *(folder / "AGENTS.md" for folder in folders)]
+    found = [f"{path}:\n{path.read_text()}" for path in files if path.is_file()]
+    return [{"type": "text", "text": "Instructions from AGENTS.md files.\n\n" + "\n".join(found)}
+            ] if found else []
+
+
+def with_memory(message):
+    """A first user message with the AGENTS.md files before its text."""
+    found = memory()
+    if found:
+        message["content"] = [*found, {"type": "text", "text": message["content"]}]
 
 
 def run_hooks(event, **details):
@@ -246,6 +284,7 @@ def agent(description, prompt):
     last text comes back, with a line of what it spent."""
     state["child"] = True
     history, calls = [{"role": "user", "content": prompt}], 0
+    with_memory(history[0])  # the same files as the parent's
     parents = state["measured"], state["summarised"]
     state["measured"], state["summarised"] = None, False  # its own context, measured anew
     try:
@@ -329,11 +368,11 @@ def summarise(history, offered, prompt=PROMPT, system=None):
     texts = [f"This conversation was summarised:\n{summary}"]
     if state["todos"] and not state["child"]:
         texts.append(f"Your todo list: {json.dumps(state['todos'])}")
-    plans = sorted((WORKDIR / ".agent" / "plans").glob("*.md"), key=lambda p: p.stat().st_mtime)
-    if plans:
-        texts.append(f"The newest plan:\n{plans[-1].read_text()}")
+    if state["approved"] and not state["child"]:  # approved in this run, none other
+        texts.append(f"The plan the user approved:\n{state['approved']}")
     texts.append(f"The user's last prompt: {prompt}")
     history[:] = [{"role": "user", "content": [{"type": "text", "text": t} for t in texts]}]
+    history[0]["content"][:0] = memory()  # read again from disk
     state["measured"], state["summarised"] = None, True
 
 
@@ -348,6 +387,7 @@ def too_long(error):
 
 
 messages = [{"role": "user", "content": PROMPT}]
+with_memory(messages[0])
 rounds_without_todo = 0
 sent_back = 0
 while True:

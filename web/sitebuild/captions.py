@@ -221,8 +221,10 @@ def step_captions(calls, events, lang="en"):
         if before is not None and before.get("compaction") == "summary":
             parts.append(new_history(before, messages, lang))
         else:
-            if before is None and agent is None:
-                parts.append(say(lang, "prompt_sent"))
+            if before is None and agent is None:  # from s09 on, AGENTS.md before the prompt
+                first = blocks_of(messages[0]) if messages else []
+                memory = len(first) > 1 and "AGENTS.md" in str(first[0].get("text", ""))
+                parts.append(say(lang, "memory_and_prompt_sent" if memory else "prompt_sent"))
             elif before is not None:
                 parts += cleared(before["request"].get("messages", []), messages, lang)
             if messages and messages[-1].get("role") == "user":

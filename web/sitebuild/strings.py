@@ -215,6 +215,7 @@ STRINGS = {
         "caption_separator": "; ",
         "caption_end": ".",
         "prompt_sent": "the prompt goes to the model",
+        "memory_and_prompt_sent": "the AGENTS.md files, then the prompt, go to the model",
         "refused": "the {name} call was refused: {reason}",
         "error": "the {name} call returned an error: {reason}",
         "refused_unknown": "a tool was refused: {reason}",  # a tool_use id not seen before
@@ -456,6 +457,7 @@ STRINGS = {
         "caption_separator": "；",
         "caption_end": "。",
         "prompt_sent": "提示词发给模型",
+        "memory_and_prompt_sent": "AGENTS.md 文件和随后的提示词一起发给模型",
         "refused": "{name} 被拒绝：{reason}",
         "error": "{name} 返回了错误：{reason}",
         "refused_unknown": "某个工具被拒绝：{reason}",
