@@ -18,6 +18,7 @@ CHAPTERS = [
     "s07_subagents",
     "s08_compact",
     "s09_memory",
+    "s10_skills",
 ]
 PRESENT = [name for name in CHAPTERS if (ROOT / name / "code.py").exists()]  # those written
 # The sections each chapter changes in what it carries over from the chapter before; every
@@ -65,6 +66,12 @@ CHANGES = {
         "COMPACTION",
         "THE SESSION",
         "THE SCRIPTED MODEL",
+        "THE COMMAND LINE",
+    },
+    "s10_skills": {
+        "THE AGENT LOOP",
+        "COMPACTION",
+        "THE SESSION",
         "THE COMMAND LINE",
     },
 }
@@ -159,6 +166,16 @@ CHANGED_DEFINITIONS = {
         "make_session()",  # the files read, on the banner
         "COMMANDS",  # /memory, /remember
     },
+    "s10_skills": {
+        "run_turn()",  # the skills' catalog after a new conversation's first prompt
+        "compacted_history()",  # the catalog and the skills used come back after a summary
+        "Session",  # the skills used, and the text each sent
+        "make_session()",  # the skills on the banner
+        "command_clear()",  # forgets the skills used
+        "COMMANDS",  # /skills
+        "run_command()",  # /NAME ARGS starts a skill
+        "main()",  # a one-shot /NAME ARGS starts a skill
+    },
 }
 
 # Each chapter's core tests: every exercise's solved copy must still pass them (tests/
@@ -243,6 +260,15 @@ CORE = {
         "tests/test_s09_memory.py::test_the_subagent_gets_the_same_block_before_its_task",
         "tests/test_s09_memory.py::test_a_change_to_agents_md_asks_in_every_mode_over_an_allow"
         "_rule",
+    ],
+    "s10_skills": [
+        "tests/test_s10_skills.py::test_the_first_request_lists_the_two_skills_the_model_may_use"
+        "_and_no_body",
+        "tests/test_s10_skills.py::test_the_skill_tool_returns_the_body_with_its_arguments_and"
+        "_once",
+        "tests/test_s10_skills.py::test_slash_name_sends_the_body_with_its_arguments_as_the_prompt",
+        "tests/test_s10_skills.py::test_after_a_summary_the_body_used_comes_back_with_the_catalog",
+        "tests/test_s10_skills.py::test_a_change_to_a_skill_asks_in_every_mode_over_an_allow_rule",
     ],
 }
 

@@ -264,12 +264,16 @@ def test_trace_has_one_line_per_model_call_with_exactly_the_request_and_response
     # From s09 on, the AGENTS.md files come first, in the first user message (their block is
     # pinned in tests/test_s09_memory.py); the scenario's answer leaves them as they were.
     workdir = (run.base / "oneshot").resolve()
-    memory = []
+    # From s10 on, the skills' catalog comes after the prompt (pinned in tests/test_s10_skills.py).
+    memory, catalog = [], []
+    session = chapter.Session(
+        client=None, model="", workdir=workdir, tool_environment={"HOME": str(workdir)})
     if hasattr(chapter, "memory_blocks"):
-        memory = chapter.memory_blocks(chapter.Session(
-            client=None, model="", workdir=workdir, tool_environment={"HOME": str(workdir)}))
+        memory = chapter.memory_blocks(session)
+    if hasattr(chapter, "catalog_blocks"):
+        catalog = chapter.catalog_blocks(session)
     assert calls[0]["request"]["messages"] == [
-        {"role": "user", "content": [*memory, {"type": "text", "text": run.prompt}]}
+        {"role": "user", "content": [*memory, {"type": "text", "text": run.prompt}, *catalog]}
     ]
     last = calls[-1]["response"]
     assert "\n".join(

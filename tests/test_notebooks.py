@@ -73,6 +73,12 @@ IDEA_SHOWS = {
         r"system prompt unchanged: True",
         r"every request starts with the same block: True",
     ],
+    "s10_skills": [
+        r"<skills>\n +The skills below are instructions for particular tasks",
+        r"- review: Check a change to tally before it is handed over\.\n +</skills>",
+        r"a body in the first request: False",
+        r"the skill's result:\n +Record this change in CHANGELOG\.md: tally\.py takes",
+    ],
 }
 
 # The chapter's questions, and the scripted answer printed after each, in order.

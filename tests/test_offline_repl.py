@@ -246,6 +246,8 @@ HELP = {
                     "/compact"],
     "s09_memory": ["/help", "/restart", "/clear", "/mode", "/todos", "/plan", "/context",
                    "/compact", "/memory", "/remember"],
+    "s10_skills": ["/help", "/restart", "/clear", "/mode", "/todos", "/plan", "/context",
+                   "/compact", "/memory", "/remember", "/skills"],
 }
 
 

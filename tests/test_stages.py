@@ -146,6 +146,8 @@ NEXT_STAGE = {  # each chapter's code at the next stage: its first failing check
     "s08 at s09": ("s09.memory_first", "does not hold 'rule-user-wqsqrl', the text of the "
                    "user's AGENTS.md. It should hold the user's ~/.agent/AGENTS.md, then the "
                    "project root's, then the workdir's, in that order"),
+    "s09 at s10": ("s10.catalog", "Every request should carry the catalog: for each skill in "
+                   ".agent/skills/NAME/SKILL.md that the model may use, its name and description"),
 }
 
 
@@ -199,6 +201,12 @@ def test_a_crash_before_the_first_request_says_so_in_every_check(checked):
         "ends: agent: no settings found"}
 
 
+def test_a_program_that_sends_no_request_hears_what_request_1_should_be(checked):
+    assert checked["s08.first_estimate:refuses"]["s08.first_estimate"].endswith(
+        "Here the prompt alone is past --compact-at: before the first reply the context's size "
+        "is the estimate alone, so request 1 should be a summary request of it.")
+
+
 def test_a_knock_on_failure_names_the_check_it_may_follow_from(checked):
     assert checked["s06.plan_refuses"]["s06.plan_approved"].endswith(
         "This may follow from s06.plan_refuses, which failed on the same exchange: fix that "
@@ -228,7 +236,7 @@ def test_the_command_of_a_stage():
 def test_build_readme_gives_the_command_of_every_stage():
     readme = (ROOT / "build" / "README.md").read_text(encoding="utf-8")
     rows = [line.split(" | ")[-1].strip(" `|") for line in readme.splitlines()
-            if line.startswith("| s0")]
+            if re.match(r"\| s\d\d \|", line)]
     assert rows == [command(stage) for stage in course.stages.STAGES]
 
 
@@ -454,7 +462,7 @@ FIRST_LINES = {  # the first line the checker prints under the failing check (se
     's06.plan_approved':
     '.agent/plans/ holds []; after y it should hold one file with the plan.',
     's06.plan_rejected':
-    "After n, .agent/plans/ holds ['plan.md']; a rejected plan is not saved.",
+    "After n, then the end of stdin, .agent/plans/ holds ['plan.md']; a rejected plan is not",
     's06.ask_user_question':
     'The result of ask_user_question {"questions": [{"question": "Which database?", "header":',
     's01.bash_output:canned':
@@ -520,9 +528,9 @@ FIRST_LINES = {  # the first line the checker prints under the failing check (se
     's07.child_hidden':
     'Request 3 starts with the prompt of the subagent\'s own call agent {"description":',
     's07.only_the_answer':
-    "Request 4, the parent's, holds 'toolu_7rNvVMIx7qx2OXYoVjEj17eM', from the subagent's",
+    "Request 4, the parent's, holds 'toolu_Ix7qx2OXYoVjEj17eMOszJT5', from the subagent's",
     's07.only_the_answer:shared':
-    "Request 4, the parent's, holds 'toolu_7rNvVMIx7qx2OXYoVjEj17eM', from the subagent's",
+    "Request 4, the parent's, holds 'toolu_Ix7qx2OXYoVjEj17eMOszJT5', from the subagent's",
     's07.child_history:asks':
     'Request 2 answers the call agent {"description": "label-wpoucj", "prompt": "Read',
     's07.child_plan_mode:no_agent':
@@ -548,7 +556,7 @@ FIRST_LINES = {  # the first line the checker prints under the failing check (se
     's08.new_history':
     'Request 10, after the summary, holds the plan file .agent/plans/plan-ynxerd.md, which the',
     's08.new_history:orphan':
-    'Message 2 of request 10 holds a tool_result for toolu_JAgDMeFJfvs7SWny2BsWvIsN, whose',
+    'Message 2 of request 10 holds a tool_result for toolu_jUTuFjIR1w3Hr1Rh0jNuVDId, whose',
     's08.no_thrash':
     "Your program sent request 11, a summary request again. After the summary, reply 10's usage",
     's08.too_long':
@@ -556,9 +564,13 @@ FIRST_LINES = {  # the first line the checker prints under the failing check (se
     's04.hook_timeout:blocks':
     'glob {"pattern": "*.md"} got the is_error result \'Blocked by a PreToolUse hook: the hook',
     's07.child_asks':
-    'The subagent\'s write_file {"path": "child-wrote-qjdtno.txt", "content": "c\\n"} got the',
+    'The subagent\'s write_file {"path": "child-wrote-cfdfeh.txt", "content": "c\\n"} got the',
     's07.child_asks:silent':
-    "Your program did not print 'touch made-dlbxhm.txt' on stdout; the subagent's question",
+    'Your program printed no question for bash {"command": "touch made-tgvswy.txt"}. Stdin',
+    's07.child_asks:unnamed':
+    'Your program printed no question for bash {"command": "touch made-tgvswy.txt"}. Stdin',
+    's07.child_asks:trace':
+    'Your program printed no question for bash {"command": "touch made-tgvswy.txt"}. Stdin',
     's07.agent_call_hooked':
     'Request 4 starts with the prompt of agent {"description": "blocked-label-csvzyi",',
     's07.agent_call_denied':
@@ -589,6 +601,24 @@ FIRST_LINES = {  # the first line the checker prints under the failing check (se
     "Reply 2, the subagent's first, says 119,500 tokens (input 1,500, cache write 4,000, output",
     's08.child_makes_room:prompt':
     'Request 4, the subagent\'s after its summary, starts with "This conversation was',
+    's08.first_estimate':
+    'Request 1 is not a summary request of the prompt: it ends with [{"role": "user",',
+    's08.summary_estimate':
+    'After the summary (reply 1), the new history holds the prompt again, 71,539 characters,',
+    's06.plan_rejected:eof':
+    "After n, then the end of stdin, .agent/plans/ holds ['plan.md']; a rejected plan is not",
+    's07.child_hidden:ask':
+    'The call ask_user_question {"questions": [{"question": "child-question-wcwren?", "header":',
+    's07.only_the_answer:every_text':
+    'The result of agent {"description": "label-wpoucj", "prompt": "Read data-sqjkzt.txt and',
+    's08.todo_list_kept:appends':
+    "Request 10, after the summary, carries 'item-a-grppon', an item of reply 1's list only;",
+    's08.todo_list_kept:plan_mode':
+    'With --plan, todo_write {"todos": [{"content": "item-b-bowbde", "status": "in_progress"},',
+    's08.first_estimate:refuses':
+    'Your program sent no request before it ended. It exited with status 1; its stderr ends:',
+    's08.child_own_size':
+    "Request 2, the subagent's first, starts with 'Say word-uiktep (task-ijdtrk).' and asks for",
     's08.summary_too_long':
     'The summary request itself got "prompt is too long"; the turn stops, saying so in its last',
     's09.memory_first':
@@ -611,4 +641,20 @@ FIRST_LINES = {  # the first line the checker prints under the failing check (se
     'Request 5, the first after the summary, starts with "Instructions from AGENTS.md files.',
     's09.read_again:dropped':
     'Request 5, the first after the summary, starts with "This conversation was summarised:',
+    's10.catalog':
+    "Request 1 does not list the skill 'two-vxtngr' with its body's first paragraph, since it",
+    's10.no_body_first':
+    "Request 1 holds ['one-body-gtpbhv', 'two-body-tfadje'], from the body of a skill nobody",
+    's10.no_body_first:users':
+    "Request 1 lists the skill 'three-ymusmm' ('three-said-ihxxji'), whose SKILL.md says",
+    's10.skill_body':
+    'The result of skill {"name": "one-ptrzdr", "arguments": "args-bkqmjx"} is \'Follow',
+    's10.unknown_name':
+    'The call skill {"name": "nope-chzrnf"} got the result \'\' without is_error; there is no',
+    's10.sent_once':
+    'The result of skill {"name": "one-ptrzdr"} is \'Follow one-body-gtpbhv for , then say',
+    's10.body_after_summary':
+    'The messages of request 5, the new history after the summary, do not hold the body of',
+    's10.slash_name':
+    'Request 1\'s user message is [{"role": "user", "content": "/three-pdbnnj version-shbqvo"}];',
 }

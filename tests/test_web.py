@@ -561,14 +561,19 @@ def test_run_data_is_the_trace_the_chapter_wrote(site):
         assert data["calls"] == trace, name
         assert len(trace) >= 1
         first = trace[0]["request"]["messages"][0]
-        memory = first["content"][:-1]  # from s09 on, the workspace's AGENTS.md files first
+        # from s09 on, the workspace's AGENTS.md files first; from s10 on, the skills after
+        has_skills = (ROOT / name / "workspace" / ".agent" / "skills").is_dir()
+        prompt_at = len(first["content"]) - 1 - has_skills
+        memory, catalog = first["content"][:prompt_at], first["content"][prompt_at + 1:]
         assert first == {
             "role": "user",
-            "content": [*memory, {"type": "text", "text": scenario["prompt"]}],
+            "content": [*memory, {"type": "text", "text": scenario["prompt"]}, *catalog],
         }, name
         has_memory = (ROOT / name / "workspace" / "AGENTS.md").exists()
         assert [block["text"].startswith("The harness read these AGENTS.md files")
                 for block in memory] == [True] * has_memory, name
+        assert [block["text"].startswith("<skills>\n") for block in catalog] == (
+            [True] * has_skills), name
         assert data["prompt"] == scenario["prompt"] and data["answers"] == scenario.get(
             "answers", []
         )
@@ -2685,3 +2690,31 @@ def test_a_block_checked_in_one_view_is_left_out_of_the_next_and_nothing_else(ch
         ([("color-contrast", "serious", 1)], 0),
     ]
     assert len(seen) == 3
+
+
+SKILL_CALLS = [  # s10: AGENTS.md, the prompt, then the catalog; a skill loaded, then the answer
+    {"request": {"messages": [{"role": "user", "content": [
+        {"type": "text", "text": "The harness read these AGENTS.md files before ..."},
+        {"type": "text", "text": "Go."},
+        {"type": "text", "text": "<skills>\n- changelog: Record a change.\n</skills>"}]}]},
+     "response": {"stop_reason": "tool_use", "content": [
+         {"type": "tool_use", "id": "s1", "name": "skill", "input": {"name": "changelog"}}]}},
+    {"request": {"messages": [
+        {"role": "user", "content": [{"type": "text", "text": "Go."}]},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "s1", "name": "skill", "input": {"name": "changelog"}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "s1", "content": "Add one line."}]}]},
+     "response": {"stop_reason": "end_turn", "content": [{"type": "text", "text": "Done."}]}},
+]
+
+
+def test_a_caption_says_when_the_skills_catalog_goes_and_when_a_skill_comes_back():
+    assert site_builder.step_captions(SKILL_CALLS, {}) == [
+        "The AGENTS.md files, the prompt, then the skills' catalog go to the model; "
+        "the model asked for skill.",
+        "The skill's instructions come back; "
+        "the model answered without a tool (stop_reason end_turn): the turn ends.",
+    ]
+    assert site_builder.step_captions(SKILL_CALLS, {}, "zh-CN")[0].startswith(
+        "AGENTS.md 文件、提示词和随后的 skill 清单一起发给模型")

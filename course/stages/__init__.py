@@ -121,11 +121,15 @@ class Exchange:
     "{root}" in a reply is the folder that holds the workdir ("{root}/work"). files: {path:
     text} in the workdir at the start; setup(root, draw) may add more (a symlink, a file
     outside). Every string may hold <<name>>s (Draw). replies and args may be functions of the
-    Draw, for numbers drawn with Draw.number (s08's thresholds, and the usage around them)."""
+    Draw, for numbers drawn with Draw.number (s08's thresholds, and the usage around them).
+    first: what request 1 should be, for an exchange whose first request is not the plain
+    prompt; every check's message says it when no request came."""
 
-    def __init__(self, name, prompt, replies, stdin="", files=None, args=(), setup=None):
+    def __init__(self, name, prompt, replies, stdin="", files=None, args=(), setup=None,
+                 first=""):
         self.name, self.prompt, self._replies = name, prompt, replies
         self.stdin, self.files, self._args, self.setup = stdin, files or {}, args, setup
+        self.first = first
 
     def replies(self, draw):
         """The replies of this run, <<name>>s filled."""
@@ -201,7 +205,8 @@ class Outcome:
                  f"the section of the stage that checks {named} says what "
                  f"{'they do' if len(flags) > 1 else 'it does'}, and your program must accept "
                  f"{'them' if len(flags) > 1 else 'it'}." if flags else "")
-        return f"Your program sent no request before it ended. {self.ending()}{given}"
+        first = f" {self.v(self.exchange.first)}" if self.exchange.first else ""
+        return f"Your program sent no request before it ended. {self.ending()}{given}{first}"
 
     def turn_after(self, reply, number=None):
         """The user turn that answers reply `reply` (1 = the first): what follows that reply

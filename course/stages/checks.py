@@ -22,7 +22,18 @@ workdir read; `touch`, `rm`, a redirection and any chain that holds one of them 
 """
 
 # each module registers its checks, in the order of the stages
-from course.stages import s01, s02, s03, s04, s05, s06, s07, s08, s09  # noqa: F401
+from course.stages import (  # noqa: F401
+    s01,
+    s02,
+    s03,
+    s04,
+    s05,
+    s06,
+    s07,
+    s08,
+    s09,
+    s10,
+)
 from course.stages.common import CHECKS
 
 __all__ = ["CHECKS"]

@@ -67,14 +67,16 @@ QUESTIONS = [
      "options": options("<<docs>>", "<<tests>>", "<<ci>>")},
 ]
 
-# The answers to the questions, then n to the plan. The y after it is for a program that
-# wrongly leaves plan mode on n, and then asks before the write that follows.
+# The answers to the questions, then n to the plan, then the end of stdin (EOF), which rejects
+# the second plan too. A program that wrongly leaves plan mode on n asks before the write that
+# follows, and reads EOF, a no: it is told by the tools it offers next.
 PLAN_NO = Exchange("plan_no", "Ask me, plan, and hear no (<<prompt>>).", [
     [use("ask", "ask_user_question", questions=QUESTIONS)],
     [use("rejected", "exit_plan_mode", plan=PLAN),
      use("after", "write_file", path="<<x>>.txt", content="x")],
+    [use("again", "exit_plan_mode", plan=PLAN)],
     [text("I will wait.")],
-], stdin="2\n<<own>>\n1,3\nn\ny\n", files=NOTES, args=("--plan",))
+], stdin="2\n<<own>>\n1,3\nn\n", files=NOTES, args=("--plan",))
 
 
 @check(PLAN_NO, "ask_user_question shows the questions and returns "
@@ -86,13 +88,14 @@ def ask_user_question(run):
     run.ok(1, "ask", "<<postgres>>", "<<own>>", "<<docs>>", "<<ci>>")
 
 
-@check(PLAN_NO, "n keeps plan mode: no plan file, no change; the turn "
+@check(PLAN_NO, "n and the end of stdin keep plan mode: no plan file, no change; the turn "
        "ends, or the model gets an is_error result", follows=["ask_user_question"])
 def plan_rejected(run):
     folder = run.workdir / ".agent" / "plans"
     if folder.is_dir() and any(folder.iterdir()):
-        raise Fail(f"After n, .agent/plans/ holds {sorted(p.name for p in folder.iterdir())}; "
-                   "a rejected plan is not saved.")
+        raise Fail(f"After n, then the end of stdin, .agent/plans/ holds "
+                   f"{sorted(p.name for p in folder.iterdir())}; a rejected plan is not saved "
+                   "(n, an empty line and the end of stdin reject it).")
     run.expect_file("<<x>>.txt", None, f"After n, and then {run.call(2, 'after')}",
                     ": plan mode stays on, so the write is refused")
     if len(run.requests) >= 3:  # the program went on after the rejection: what did it say?
@@ -101,3 +104,9 @@ def plan_rejected(run):
         if any(name in offered for name in CHANGING):
             raise Fail(f"After n, request 3 offers {offered}; plan mode stays on, so not "
                        "write_file or edit_file.")
+    if len(run.requests) >= 4:  # the second plan met the end of stdin: no answer, a no
+        run.refused(3, "again", "stdin had ended: no answer, which rejects the plan")
+        offered = run.tools(4)
+        if any(name in offered for name in CHANGING):
+            raise Fail(f"After the end of stdin, request 4 offers {offered}; no answer rejects "
+                       "the plan, so plan mode stays on: not write_file or edit_file.")

@@ -16,7 +16,8 @@ from course.stages.s06 import CHANGING
 # next request, which holds the answer: a write. Reply 5 ends the turn; the Stop hook sends the
 # model back once (it must not run when the subagent ends), and reply 6 ends it. stdin, one
 # terminal for both: n for the child's touch, y for its write, y for the parent's write. A
-# program that asks before the write a deny rule covers reads one more.
+# program that asks before the write a deny rule covers reads one more. Reply 2 has a text
+# before its calls: the answer is the text of the last reply, not every text of the subagent.
 SUB_SETTINGS = {
     "permissions": {"deny": ["write_file(<<secret>>.txt)"]},
     "hooks": {
@@ -28,18 +29,22 @@ SUB_SETTINGS = {
                              "echo '<<stop_words>>' >&2; exit 2"}]}}
 CHILD_PROMPT = "Read <<data>>.txt and report what it holds (<<task>>)."
 HIDDEN = ("agent", "todo_write", "exit_plan_mode", "ask_user_question", "enter_plan_mode")
-CHILD_KEYS = ("cat", "touch", "secret", "cwrite", "read", "nested", "todo")
+CHILD_KEYS = ("cat", "touch", "secret", "cwrite", "read", "nested", "todo", "cask")
 
 SUBAGENT = Exchange("subagent", "Hand a side task to a subagent (<<prompt>>).", [
     [text("A side task."), use("agent", "agent", description="<<label>>", prompt=CHILD_PROMPT),
      use("hooked", "agent", description="<<blocked_label>>", prompt="<<blocked_task>>")],
-    [use("cat", "bash", command="cat <<data>>.txt"),
+    [text("<<child_note>>"), use("cat", "bash", command="cat <<data>>.txt"),
      use("touch", "bash", command="touch <<made>>.txt"),
      use("secret", "write_file", path="<<secret>>.txt", content="s"),
      use("cwrite", "write_file", path="<<child_wrote>>.txt", content="c\n"),
      use("read", "read_file", path="<<data>>.txt"),
      use("nested", "agent", description="<<deeper>>", prompt="<<deeper_task>>"),
-     use("todo", "todo_write", todos=[todo("<<item>>", "pending")])],
+     use("todo", "todo_write", todos=[todo("<<item>>", "pending")]),
+     use("cask", "ask_user_question", questions=[{
+         "question": "<<child_question>>?", "header": "Which", "multiSelect": False,
+         "options": [{"label": "<<one>>", "description": "One."},
+                     {"label": "<<two>>", "description": "Two."}]}])],
     [text("<<answer>>")],
     [use("pwrite", "write_file", path="<<parent_wrote>>.txt", content="p\n")],
     [text("Done: <<final>>")],
@@ -153,7 +158,7 @@ def child_checks(run):
                     ": its calls pass the same deny rules as the parent's")
 
 
-@check(SUBAGENT, "a call of agent or todo_write by the subagent is an "
+@check(SUBAGENT, "a call of agent, todo_write or ask_user_question by the subagent is an "
        "is_error result: no subagent of a subagent", follows=["agent_offered"])
 def child_hidden(run):
     if nested(run):
@@ -163,6 +168,7 @@ def child_hidden(run):
                    "result.")
     run.refused(2, "nested", "a subagent may not start a subagent")
     run.refused(2, "todo", "a subagent has no todo list")
+    run.refused(2, "cask", "a subagent does not ask the user questions (ask_user_question)")
 
 
 def started(run, prompt):
@@ -226,9 +232,44 @@ def parent_stop_hooks(run):
     run.exited_well()
 
 
-@check(SUBAGENT, "the subagent asks on the one terminal, in turn with the parent: n refuses "
-       "its touch, y runs its write, and the next line answers the parent's next question",
-       follows=["child_runs", "agent_call_hooked", "parent_stop_hooks"])
+def questions(run):
+    """The three questions, in the order of the answers on stdin: each subagent's a line of
+    stdout that names the subagent (its description) and the call, then the parent's."""
+    label, place = run.v("<<label>>"), 0
+    for key, reply, whose in (("touch", 2, label), ("cwrite", 2, label), ("pwrite", 4, None)):
+        block = next(b for b in run.replies[reply - 1] if b.get("id") == run.id(key))
+        subject = next(iter(block["input"].values()))
+        found = [at for at in find_all(run.stdout, subject, place)
+                 if whose is None or whose in line_at(run.stdout, at)]
+        if not found:
+            who = (f"the subagent's, a line that names the subagent, {label!r} (its "
+                   f"description), and the call, {subject!r}" if whose else
+                   f"the parent's, which shows {subject!r}")
+            raise Fail(f"Your program printed no question for {run.call(reply, key)}"
+                       f"{' after the one before' if place else ''}. Stdin holds n, y, y, the "
+                       f"answers to three questions in turn; before it reads this one's, it "
+                       f"should print {who}. Its stdout: {cut(run.stdout, 200)!r}")
+        place = found[0] + len(subject)
+
+
+def find_all(said, part, start):
+    """The places of `part` in `said` from `start` on."""
+    places, at = [], said.find(part, start)
+    while at >= 0:
+        places.append(at)
+        at = said.find(part, at + 1)
+    return places
+
+
+def line_at(said, at):
+    """The line of `said` that holds the place `at`."""
+    return said[said.rfind("\n", 0, at) + 1:said.find("\n", at) % (len(said) + 1)]
+
+
+@check(SUBAGENT, "the subagent asks on the one terminal, in turn with the parent: its "
+       "question names the subagent and the call; n refuses its touch, y runs its write, and "
+       "the next line answers the parent's next question",
+       follows=["child_runs", "child_hidden", "agent_call_hooked", "parent_stop_hooks"])
 def child_asks(run):
     run.refused(2, "touch", "the user answered n to the subagent's question")
     run.expect_file("<<made>>.txt", None, f"After n to the subagent's {run.call(2, 'touch')}")
@@ -240,8 +281,7 @@ def child_asks(run):
                    "it prints its question and reads the next line of the same stdin.")
     run.expect_file("<<child_wrote>>.txt", "c\n", f"After y to the subagent's "
                     f"{run.call(2, 'cwrite')}")
-    run.printed("touch <<made>>.txt", "<<child_wrote>>.txt",
-                why="the subagent's question shows the command or the path, as the parent's")
+    questions(run)
     said, is_error = run.result(4, "pwrite")
     if is_error:
         raise Fail(f"The parent's {run.call(4, 'pwrite')} got the is_error result {cut(said)!r}; "
@@ -266,7 +306,8 @@ def only_the_answer(run):
     answer = run.v("<<answer>>")
     if not said.lstrip().startswith(answer):
         raise Fail(f"The result of {run.call(1, 'agent')} is {cut(said)!r}; it should start "
-                   f"with the subagent's final text, {answer!r} (request {number}).")
+                   f"with the subagent's final text, {answer!r}, the text of its last reply "
+                   f"(request {number}).")
     sent = json.dumps(now)
     leaked = [run.id(key) for key in CHILD_KEYS if run.id(key) in sent]
     leaked += [value for value in map(run.v, ("<<content>>", "<<hooked>>")) if value in sent]

@@ -51,7 +51,8 @@ def tokens(said):
 def compact_replies(draw):
     """One session, in plan mode (--plan). Reply 1 makes the todo list; request 2 gets "prompt
     is too long", so request 3 is a summary request and request 4 starts from its summary.
-    Reply 4 sends an invalid list (the old one stays). Reply 5 is just under --clear-at: nothing
+    Reply 4 sends a valid list, which replaces the first, then an invalid one (the valid one
+    stays). Reply 5 is just under --clear-at: nothing
     is cleared; reply 6 is further under, but the long file read since takes request 7 past it.
     Reply 7 is just under --compact-at: no summary; reply 8 just over: request 9 is a summary
     request, request 10 starts from it, and reply 10 is still over: the turn stops."""
@@ -64,7 +65,9 @@ def compact_replies(draw):
               use("c1", "bash", command="cat <<f1>>.txt")),
         {"error": "prompt is too long: 210000 tokens > 200000 maximum"},
         usage(SMALL, text("<<first_summary>>: one page read.")),
-        usage(SMALL, use("bad", "todo_write", todos=[todo("<<item_c>>", "in_progress"),
+        usage(SMALL, use("t2", "todo_write", todos=[todo("<<item_b>>", "in_progress"),
+                                                    todo("<<item_e>>", "pending")]),
+              use("bad", "todo_write", todos=[todo("<<item_c>>", "in_progress"),
                                                      todo("<<item_d>>", "in_progress")]),
               use("c2", "read_file", path="<<f2>>.txt"),
               use("c3", "bash", command="cat <<f3>>.txt")),
@@ -91,8 +94,8 @@ COMPACT = Exchange("compact", "Read the pages, and keep the list (<<prompt>>).",
     "<<long>>.txt": "".join(f"{n:03d}. <<long_line>> is one line of a long file, read whole.\n"
                             for n in range(LONG_LINES)),
     ".agent/plans/<<plan>>.md": "# Plan\n\n1. <<plan_step>>\n"})
-REPLY = {"t1": 1, "c1": 1, "bad": 4, "c2": 4, "c3": 4, "c4": 5, "c5": 5, "long": 6, "c6": 7,
-         "c7": 8, "c8": 10}
+REPLY = {"t1": 1, "c1": 1, "t2": 4, "bad": 4, "c2": 4, "c3": 4, "c4": 5, "c5": 5, "long": 6,
+         "c6": 7, "c7": 8, "c8": 10}
 UNDER = 6  # request 6 follows the reply just under --clear-at
 CLEARED_AT = 7  # request 7 is the first past --clear-at
 NOT_YET = 8  # request 8 follows the reply just under --compact-at
@@ -320,22 +323,32 @@ def new_history(run):
 
 
 @check(COMPACT, "the new history holds the todo list as the last valid todo_write left it: "
-       "an invalid list changes nothing (s05)", follows=["new_history"])
+       "a valid list replaces the old one, an invalid list changes nothing (s05)",
+       follows=["new_history"])
 def todo_list_kept(run):
     number = SUMMARISED + 1
     first = (run.request(number).get("messages") or [{}])[0]
     content = block_text(first.get("content"))
-    missing = [run.v(item) for item in ("<<item_a>>", "<<item_b>>") if run.v(item) not in content]
+    said, is_error = run.result(REPLY["t2"], "t2")
+    if is_error:
+        raise Fail(f"With --plan, {run.call(REPLY['t2'], 't2')} got the is_error result "
+                   f"{cut(said, 80)!r}; todo_write changes nothing on disk, so it runs in plan "
+                   "mode too (s05), and the new history carries its list.")
+    missing = [run.v(item) for item in ("<<item_b>>", "<<item_e>>") if run.v(item) not in content]
     if missing:
         raise Fail(f"Request {number}, after the summary, starts with "
                    f"{cut(json.dumps(first), 120)}; its first message should hold the todo "
-                   f"list, {missing[0]!r} among its items (the list of reply 1's "
-                   f"{run.call(1, 't1')}).")
+                   f"list, {missing[0]!r} among its items (the list of reply 4's "
+                   f"{run.call(REPLY['t2'], 't2')}).")
+    if run.v("<<item_a>>") in content:
+        raise Fail(f"Request {number}, after the summary, carries {run.v('<<item_a>>')!r}, an "
+                   f"item of reply 1's list only; reply 4's {run.call(REPLY['t2'], 't2')} "
+                   "replaced that list: a valid list replaces the old one, whole (s05).")
     if run.v("<<item_c>>") in content:
         raise Fail(f"Request {number}, after the summary, carries the todo list of reply 4's "
                    f"{run.call(REPLY['bad'], 'bad')}, with {run.v('<<item_c>>')!r}; that list "
                    "is invalid (two items in_progress), so it got an is_error result and the "
-                   "old list stays: the one of reply 1.")
+                   "old list stays: the one of reply 4's first call.")
 
 
 @check(COMPACT, "plan mode goes on across a summary: it ends only when the user approves a "
@@ -372,28 +385,32 @@ def no_thrash(run):
                    f"the turn stops, and request {last} is the last.")
 
 
+def stopped_saying(run, after, last=1):
+    """The turn stopped: no traceback, a line with the word context among the `last` lines of
+    stdout or of stderr, and exit 1; else Fail, its message starting with `after`."""
+    tail = [line for stream in (run.stdout, run.stderr)
+            for line in [line.strip() for line in stream.splitlines() if line.strip()][-last:]]
+    if "Traceback (most recent call last):" in run.stderr:
+        raise Fail(f"{after}, your program ended with a traceback. {run.ending()} The turn "
+                   "stops with one line that says the context is still full, and the program "
+                   "exits 1.")
+    if not any(re.search("context", line, re.IGNORECASE) for line in tail):
+        shown = " / ".join(cut(line, 80) for line in tail) or "nothing"
+        raise Fail(f"{after}, the last line{'s' if last > 1 else ''} your program printed "
+                   f"{'are' if last > 1 else 'is'} {shown!r}; the turn stops with one line, "
+                   "printed last (on stdout or stderr), that says the context is still full "
+                   "(the checker looks for the word \"context\").")
+    if run.returncode != 1:
+        raise Fail(f"{after}, your program exited with status {run.returncode}; the turn "
+                   "stopped without finishing the task, so the program exits 1.")
+
+
 @check(COMPACT, "that stop is one line, the last the program prints, that says the context "
        "is still full; then it exits 1", follows=["no_thrash"])
 def still_full_stops(run):
     _, compact_at = thresholds(run.draw)
-    last = SUMMARISED + 1
-    tail = [lines[-1] for lines in ([line.strip() for line in stream.splitlines()
-                                     if line.strip()] for stream in (run.stdout, run.stderr))
-            if lines]  # the last line of each
-    if "Traceback (most recent call last):" in run.stderr:
-        raise Fail(f"After reply {last}, still past --compact-at {compact_at:,}, your program "
-                   f"ended with a traceback. {run.ending()} The turn stops with one line that "
-                   "says the context is still full, and the program exits 1.")
-    if not any(re.search(r"context", line, re.IGNORECASE) for line in tail):
-        shown = " / ".join(cut(line, 80) for line in tail) or "nothing"
-        raise Fail(f"After reply {last}, still past --compact-at {compact_at:,}, the last line "
-                   f"your program printed is {shown!r}; the turn stops with one line, printed "
-                   "last (on stdout or stderr), that says the context is still full (the "
-                   "checker looks for the word \"context\").")
-    if run.returncode != 1:
-        raise Fail(f"After reply {last}, still past --compact-at {compact_at:,}, your program "
-                   f"exited with status {run.returncode}; the turn stopped without finishing "
-                   "the task, so the program exits 1.")
+    stopped_saying(run, f"After reply {SUMMARISED + 1}, still past --compact-at "
+                   f"{compact_at:,}")
 
 
 # A subagent makes room in its own history: reply 2, its first, is past --compact-at, so its
@@ -470,3 +487,89 @@ def summary_too_long(run):
         raise Fail(f"The summary request itself got \"prompt is too long\"; the turn stops, "
                    "saying so in its last lines (the checker looks for \"too long\" or "
                    f"\"context\"), without a traceback, and the program exits 1. {run.ending()}")
+
+
+# Before the first reply, and right after a summary, the context's size is the estimate alone.
+# The prompt alone is past --compact-at (small flags, drawn): request 1 is a summary request; the
+# new history holds the prompt again, still past it, so the turn stops there, before request 2.
+FULL_LINES = 1100  # the prompt: about 72,000 characters, 18,000 tokens at 4 a token
+
+
+def full_thresholds(draw):
+    """(--clear-at, --compact-at) of the long prompt's run: 8,000 to 12,000, and half of it."""
+    compact_at = draw.number("full_compact_at", 8000, 12_000, 1000)
+    return compact_at // 2, compact_at
+
+
+FULL = Exchange(
+    "full", "".join(f"{n:04d}. <<brief_line>> is one line of a long brief, kept whole.\n"
+                    for n in range(FULL_LINES)) + "Do what the brief says (<<prompt>>).",
+    [usage(SMALL, text("<<brief_summary>>: a long brief.")),
+     usage(SMALL, text("Done: <<full_done>>"))],
+    args=lambda draw: ("--clear-at", str(full_thresholds(draw)[0]), "--compact-at",
+                       str(full_thresholds(draw)[1])),
+    first="Here the prompt alone is past --compact-at: before the first reply the context's "
+          "size is the estimate alone, so request 1 should be a summary request of it.")
+
+
+def prompt_size(run):
+    """The prompt in words: '72,400 characters, about 18,100 tokens at 4 a token'."""
+    return f"{len(run.prompt):,} characters, about {len(run.prompt) // 4:,} tokens at 4 a token"
+
+
+@check(FULL, "before the first reply the context's size is the estimate alone: a prompt past "
+       "--compact-at is summarised before it is sent")
+def first_estimate(run):
+    _, compact_at = full_thresholds(run.draw)
+    first = run.request(1)
+    sent = "\n".join(block_text(message.get("content"))
+                     for message in first.get("messages") or [])
+    if not asks_for_summary(first) or run.prompt not in sent:
+        raise Fail(f"Request 1 is not a summary request of the prompt: it ends with "
+                   f"{cut(json.dumps((first.get('messages') or [])[-1:]), 120)}. The prompt "
+                   f"alone is {prompt_size(run)}, past --compact-at {compact_at:,}: before the "
+                   "first reply the context's size is the estimate alone (not 0), so request 1 "
+                   "should be a summary request, the prompt then a user text that asks for a "
+                   "summary.")
+
+
+@check(FULL, "right after a summary the size is the estimate alone: a new history still past "
+       "--compact-at stops the turn before its first request", follows=["first_estimate"])
+def summary_estimate(run):
+    _, compact_at = full_thresholds(run.draw)
+    after = (f"After the summary (reply 1), the new history holds the prompt again, "
+             f"{prompt_size(run)}, still past --compact-at {compact_at:,}")
+    if len(run.requests) > 1:
+        raise Fail(f"{after}: right after a summary the context's size is the estimate alone "
+                   "(not 0, nor the usage of a reply before it), and a context still past "
+                   "--compact-at after a summary stops the turn. Your program sent request 2 "
+                   "from it.")
+    stopped_saying(run, after, last=3)  # code.py says then that the prompt was not kept
+
+
+# A subagent's history is its own, and so is its size: before its first reply, the estimate of
+# its own history alone. Reply 1, the parent's agent call, is past --compact-at: the subagent's
+# first request (2) is its prompt all the same; then the parent, past --compact-at, summarises
+# (request 3) and goes on from its summary (request 4).
+FRESH = Exchange("fresh", "Hand a small task to a subagent (<<prompt>>).", lambda draw: [
+    usage(spread(thresholds(draw)[1] + OVER_COMPACT),
+          use("agent", "agent", description="<<label>>", prompt="Say <<word>> (<<task>>).")),
+    usage(SMALL, text("<<word>>")),
+    usage(SMALL, text("<<fresh_summary>>: a subagent said a word.")),
+    usage(SMALL, text("Done: <<fresh_done>>")),
+], args=room_args)
+
+
+@check(FRESH, "a subagent's size before its first reply is the estimate of its own history "
+       "alone, not its parent's usage")
+def child_own_size(run):
+    _, compact_at = thresholds(run.draw)
+    first = run.request(2)
+    prompt = run.v("Say <<word>> (<<task>>).")
+    if asks_for_summary(first) or first_text(first) != prompt:
+        raise Fail(f"Request 2, the subagent's first, starts with {cut(first_text(first), 80)!r}"
+                   f"{' and asks for a summary' if asks_for_summary(first) else ''}; it should "
+                   f"be the subagent's prompt, {prompt!r}, alone. Reply 1, the parent's, says "
+                   f"{said(run, 1)}, past --compact-at {compact_at:,}; but a subagent's history "
+                   "is its own: before its first reply its size is the estimate of that history "
+                   "alone, far under.")

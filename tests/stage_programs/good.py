@@ -1,6 +1,6 @@
 """An agent written from the lessons' "Build it yourself" sections alone (not from code.py).
 
-It passes all nine stages of the checker (tests/test_stages.py). tests/stage_programs/mistakes.py
+It passes every stage of the checker (tests/test_stages.py). tests/stage_programs/mistakes.py
 edits it, one learner's mistake at a time, into programs that each fail one check.
 """
 
@@ -36,6 +36,33 @@ READ_ONLY = {"ls", "cat", "pwd", "head", "tail", "wc", "grep"}
 STATUSES = ("pending", "in_progress", "completed")
 
 
+def read_skills():
+    """{name: (description, body, user_only)} of each .agent/skills/NAME/SKILL.md, the user's
+    own (in HOME) first: on a clash of names it wins."""
+    skills = {}
+    for folder in (Path.home() / ".agent" / "skills", WORKDIR / ".agent" / "skills"):
+        for path in sorted(folder.glob("*/SKILL.md")) if folder.is_dir() else []:
+            text = path.read_text()
+            fields, body = {}, text
+            if text.startswith("---\n") and "\n---\n" in text[3:]:
+                head, body = text[4:].split("\n---\n", 1)
+                for line in head.splitlines():
+                    key, _, value = line.partition(":")
+                    fields[key.strip()] = value.strip()
+            body = body.strip()
+            description = fields.get("description") or body.split("\n\n")[0]
+            user_only = fields.get("disable-model-invocation") == "true"
+            skills.setdefault(fields.get("name") or path.parent.name,
+                              (description, body, user_only))
+    return skills
+
+
+SKILLS = read_skills()
+MODEL_SKILLS = [name for name, (_, _, user_only) in SKILLS.items() if not user_only]
+CATALOG = "The skills (call skill with a name to load one):\n" + "\n".join(
+    f"- {name}: {SKILLS[name][0]}" for name in MODEL_SKILLS)
+
+
 class ToolError(Exception):
     pass
 
@@ -62,11 +89,12 @@ TOOLS = [
     tool("ask_user_question", "Ask the user.", {"questions": {"type": "array"}}, ["questions"]),
     tool("agent", "Hand a side task to a subagent.", {"description": S, "prompt": S},
          ["description", "prompt"]),
+    tool("skill", CATALOG, {"name": S, "arguments": S}, ["name"]),
 ]
 CHANGING = {"write_file", "edit_file"}
 state = {"plan_mode": PLAN_FLAG, "todos": [], "child": False, "measured": None,
-         "summarised": False, "approved": ""}
-HIDDEN = {"agent", "todo_write", "exit_plan_mode", "ask_user_question"}  # not for a subagent
+         "summarised": False, "asker": "", "approved": "", "skills": {}}
+HIDDEN = {"agent", "todo_write", "exit_plan_mode", "ask_user_question", "skill"}  # a parent's
 CHILD_SYSTEM = ("You are a subagent: another agent gave you one task. Do it, then end with a "
                 "report: only your last message reaches that agent.")
 
@@ -151,9 +179,23 @@ def ask_user_question(questions):
     return "\n".join(answers)
 
 
+def fill(body, arguments):
+    return body.replace("$ARGUMENTS", arguments)
+
+
+def skill(name, arguments=""):
+    if name not in MODEL_SKILLS:
+        raise ToolError(f"No skill {name} for you; the skills: {', '.join(MODEL_SKILLS)}")
+    if name in state["skills"]:
+        return f"The skill {name} is loaded already, above."
+    state["skills"][name] = fill(SKILLS[name][1], arguments)
+    return state["skills"][name]
+
+
 HANDLERS = {"bash": bash, "read_file": read_file, "write_file": write_file,
             "edit_file": edit_file, "glob": glob, "todo_write": todo_write,
-            "exit_plan_mode": exit_plan_mode, "ask_user_question": ask_user_question}
+            "exit_plan_mode": exit_plan_mode, "ask_user_question": ask_user_question,
+            "skill": skill}
 SUBJECT = {"bash": "command", "read_file": "path", "write_file": "path", "edit_file": "path",
            "glob": "pattern", "agent": "description"}
 
@@ -199,7 +241,7 @@ def permitted(name, tool_input):
     if any(rule_matches(rule, name, tool_input) for rule in rules.get("allow", [])):
         return
     if name in CHANGING or (name == "bash" and not is_read_only(subject)):
-        if read(f"Allow {name} {subject}? [y/n] ") not in ("y", "yes"):
+        if read(state["asker"] + f"Allow {name} {subject}? [y/n] ") not in ("y", "yes"):
             raise ToolError("The user said no.")
 
 
@@ -282,7 +324,7 @@ def run_tool(block):
 def agent(description, prompt):
     """The same tools less HIDDEN, on a fresh history whose one message is the prompt; only the
     last text comes back, with a line of what it spent."""
-    state["child"] = True
+    state["child"], state["asker"] = True, f"Subagent {description!r} asks: "
     history, calls = [{"role": "user", "content": prompt}], 0
     with_memory(history[0])  # the same files as the parent's
     parents = state["measured"], state["summarised"]
@@ -309,7 +351,7 @@ def agent(description, prompt):
             history.append({"role": "user", "content": [
                 run_tool(block) for block in reply.content if block.type == "tool_use"]})
     finally:
-        state["child"] = False
+        state["child"], state["asker"] = False, ""
         state["measured"], state["summarised"] = parents
     answer = "".join(block.text for block in reply.content if block.type == "text")
     return f"{answer}\n[subagent {description}: {calls} model calls]"
@@ -371,6 +413,9 @@ def summarise(history, offered, prompt=PROMPT, system=None):
     if state["approved"] and not state["child"]:  # approved in this run, none other
         texts.append(f"The plan the user approved:\n{state['approved']}")
     texts.append(f"The user's last prompt: {prompt}")
+    if not state["child"]:
+        texts += [f"The skill {name}, loaded before:\n{body}"
+                  for name, body in state["skills"].items()]
     history[:] = [{"role": "user", "content": [{"type": "text", "text": t} for t in texts]}]
     history[0]["content"][:0] = memory()  # read again from disk
     state["measured"], state["summarised"] = None, True
@@ -386,6 +431,9 @@ def too_long(error):
     return "prompt is too long" in str(error)
 
 
+name, _, arguments = PROMPT[1:].partition(" ")
+if PROMPT.startswith("/") and name in SKILLS:  # /NAME ARGS: the skill's body is the prompt
+    PROMPT = fill(SKILLS[name][1], arguments)
 messages = [{"role": "user", "content": PROMPT}]
 with_memory(messages[0])
 rounds_without_todo = 0
@@ -393,9 +441,10 @@ sent_back = 0
 while True:
     offered = [tool for tool in TOOLS if not (state["plan_mode"] and tool["name"] in CHANGING)]
     if size(messages) >= COMPACT_AT:
-        if state["summarised"]:  # the task is not done: one line, and exit 1
+        if not state["summarised"]:
+            summarise(messages, offered)
+        if size(messages) >= COMPACT_AT:  # still full after a summary: one line, and exit 1
             sys.exit("[The context is still full after a summary: stopping.]")
-        summarise(messages, offered)
     elif size(messages) >= CLEAR_AT:
         clear_old(messages)
     try:

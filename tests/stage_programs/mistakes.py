@@ -12,6 +12,10 @@ names them. And those of issue 52, which passed s04, s07 and s08 before their ru
 exercised: a child that answers nothing on the one terminal, an agent call outside the hooks
 and rules, Stop hooks at a child's end, thresholds ignored or crossed early, the estimate left
 out, plan mode dropped at a summary, a silent stop, an invalid list that replaces the old one.
+Then those of issue 52's second round: a child's question that does not name the subagent, or
+a call printed as a trace and answered without a question; a size of 0 before the first reply
+or right after a summary; a valid list added to the old one; a plan approved at the end of
+stdin; a subagent that may ask the user, or whose answer is every text it wrote.
 """
 
 MISTAKES = [
@@ -73,7 +77,7 @@ MISTAKES = [
      'not in ("yes",):\n            raise ToolError("The user said no.")',
      ["s03.yes_runs"]),
     ("s03.question_shows_call", "the question does not show the call",
-     'read(f"Allow {name} {subject}? [y/n] ")',
+     'read(state["asker"] + f"Allow {name} {subject}? [y/n] ")',
      'read("Allow this call? [y/n] ")',
      ["s03.question_shows_call"]),
     ("s03.deny_rule", "the deny rules are read from the wrong key",
@@ -242,6 +246,9 @@ MISTAKES = [
     ("s06.ask_user_question:one_pick", "a multiSelect answer picks one option at most",
      '        numbers = answer.replace(",", " ").split()', "        numbers = [answer]",
      ["s06.ask_user_question"]),
+    ("s06.plan_rejected:eof", "only n rejects a plan: the end of stdin approves it",
+     'if answer not in ("y", "a"):', 'if answer == "n":',
+     ["s06.plan_rejected"]),
     # ---- s07: subagents ----
     ("s07.agent_offered", "the agent tool's field is task, not prompt",
      '{"description": S, "prompt": S},\n         ["description", "prompt"]',
@@ -294,8 +301,9 @@ MISTAKES = [
      'not (state["plan_mode"] and tool["name"] in CHANGING | {"agent"})]',
      ["s07.child_plan_mode"]),
     ("s07.child_plan_mode", "the subagent starts outside plan mode, whatever the parent's mode",
-     '    state["child"] = True\n    history, calls',
-     '    state["child"], state["plan_mode"] = True, False\n    history, calls',
+     '    history, calls = [{"role": "user", "content": prompt}], 0',
+     '    state["plan_mode"] = False\n'
+     '    history, calls = [{"role": "user", "content": prompt}], 0',
      ["s07.child_plan_mode"]),
     ("s07.child_fails", "an API error in the subagent ends the program",
      "            except anthropic.APIError as error:\n",
@@ -341,8 +349,8 @@ MISTAKES = [
      'for t in texts]}]\n', 'for t in texts]}, history[-1]]\n',
      ["s08.new_history"]),
     ("s08.no_thrash", "a summary that leaves the context full is made again",
-     '        if state["summarised"]:  # the task is not done',
-     '        if False:  # the task is not done',
+     '        if not state["summarised"]:\n            summarise(messages, offered)\n',
+     '        if True:\n            summarise(messages, offered)\n',
      ["s08.no_thrash", "s08.still_full_stops"]),
     ("s08.too_long", "a too-long error ends the turn",
      'if not too_long(error) or state["summarised"]:', "if True:",
@@ -356,13 +364,35 @@ MISTAKES = [
      "nothing\n            return True, 'the hook timed out'\n",
      ["s04.hook_timeout"]),
     ("s07.child_asks", "the subagent refuses every call that asks, without reading stdin",
-     '        if read(f"Allow {name} {subject}? [y/n] ") not in ("y", "yes"):',
-     '        if state["child"] or read(f"Allow {name} {subject}? [y/n] ") not in ("y", "yes"):',
+     '        if read(state["asker"] + f"Allow {name} {subject}? [y/n] ") not in ("y", "yes"):',
+     '        if state["child"] or read(\n'
+     '                state["asker"] + f"Allow {name} {subject}? [y/n] ") not in ("y", "yes"):',
      ["s07.child_asks"]),
     ("s07.child_asks:silent", "the subagent reads its answer without printing the question",
-     'read(f"Allow {name} {subject}? [y/n] ")',
+     'read(state["asker"] + f"Allow {name} {subject}? [y/n] ")',
      'read("" if state["child"] else f"Allow {name} {subject}? [y/n] ")',
      ["s07.child_asks"]),
+    ("s07.child_asks:unnamed", "the subagent's question does not name the subagent",
+     'state["asker"] = True, f"Subagent {description!r} asks: "',
+     'state["asker"] = True, ""',
+     ["s07.child_asks"]),
+    ("s07.child_asks:trace", "the subagent prints the call, then reads its answer without a "
+     "question",
+     'read(state["asker"] + f"Allow {name} {subject}? [y/n] ")',
+     'read("" if state["child"] and not print(f"{name} {subject}") else\n'
+     '                state["asker"] + f"Allow {name} {subject}? [y/n] ")',
+     ["s07.child_asks"]),
+    ("s07.child_hidden:ask", "the subagent may call ask_user_question, though not offered",
+     'if state["child"] and name in HIDDEN:',
+     'if state["child"] and name in {"agent", "todo_write"}:',
+     ["s07.child_asks", "s07.child_hidden"]),
+    ("s07.only_the_answer:every_text", "the answer is every text of the subagent, joined",
+     '    answer = "".join(block.text for block in reply.content if block.type == "text")\n'
+     '    return f"{answer}',
+     '    answer = "".join(block.text for message in history if message["role"] == "assistant"\n'
+     '                     for block in message["content"] if block.type == "text")\n'
+     '    return f"{answer}',
+     ["s07.only_the_answer"]),
     ("s07.agent_call_hooked", "the PreToolUse hooks skip the agent call",
      '        blocked, words = run_hooks("PreToolUse", tool_name=name, tool_input=tool_input)\n'
      "        if blocked:\n",
@@ -423,6 +453,32 @@ MISTAKES = [
      '            sys.exit("[The context is still full after a summary: stopping.]")',
      "            sys.exit(1)",
      ["s08.still_full_stops"]),
+    ("s08.first_estimate", "before the first reply the size is 0, not the estimate",
+     '"child": False, "measured": None,',
+     '"child": False, "measured": (0, len(json.dumps([PROMPT]))),',
+     ["s08.first_estimate", "s08.summary_estimate"]),
+    ("s08.first_estimate:refuses", "a prompt alone past --compact-at ends the program, unsent",
+     'messages = [{"role": "user", "content": PROMPT}]\n',
+     'messages = [{"role": "user", "content": PROMPT}]\n'
+     'if len(PROMPT) // 4 >= COMPACT_AT:\n'
+     '    sys.exit("[The prompt alone fills the context.]")\n',
+     ["s08.first_estimate", "s08.summary_estimate"]),
+    ("s08.summary_estimate", "right after a summary the size is 0, not the estimate",
+     '    state["measured"], state["summarised"] = None, True\n',
+     '    state["measured"], state["summarised"] = (0, chars(history)), True\n',
+     ["s08.summary_estimate"]),
+    ("s08.todo_list_kept:appends", "a valid list is added to the old one, not put in its place",
+     'state["todos"] = todos\n    return', 'state["todos"] = state["todos"] + todos\n    return',
+     ["s08.todo_list_kept"]),
+    ("s08.todo_list_kept:plan_mode", "plan mode refuses todo_write",
+     '    if state["plan_mode"] and (name in CHANGING',
+     '    if state["plan_mode"] and (name in CHANGING | {"todo_write"}',
+     ["s08.todo_list_kept"]),
+    ("s08.child_own_size", "a subagent starts from its parent's measure of the context",
+     '    state["measured"], state["summarised"] = None, False  # its own context, measured '
+     'anew\n',
+     '    state["summarised"] = False\n',
+     ["s08.child_own_size"]),
     ("s08.child_makes_room", "a subagent never makes room in its own history",
      "                if size(history) >= COMPACT_AT:\n"
      "                    summarise(history, offered, prompt, CHILD_SYSTEM)\n", "",
@@ -478,6 +534,35 @@ MISTAKES = [
      '    history[0]["content"][:0] = memory()  # read again from disk',
      "    pass",
      ["s09.read_again"]),
+    ("s10.catalog", "a skill without a description is left out of the catalog",
+     'description = fields.get("description") or body.split("\\n\\n")[0]',
+     'description = fields.get("description", "")',
+     ["s10.body_after_summary", "s10.catalog"]),
+    ("s10.no_body_first", "the catalog holds each skill's whole body (a body in the first "
+     "request)",
+     'f"- {name}: {SKILLS[name][0]}" for name in MODEL_SKILLS)',
+     'f"- {name}: {SKILLS[name][0]}\\n{SKILLS[name][1]}" for name in MODEL_SKILLS)',
+     ["s10.no_body_first"]),
+    ("s10.no_body_first:users", "a skill only the user may start is listed too",
+     "MODEL_SKILLS = [name for name, (_, _, user_only) in SKILLS.items() if not user_only]",
+     "MODEL_SKILLS = list(SKILLS)",
+     ["s10.no_body_first", "s10.unknown_name"]),
+    ("s10.skill_body", "$ARGUMENTS is left in the body",
+     '    return body.replace("$ARGUMENTS", arguments)', "    return body",
+     ["s10.body_after_summary", "s10.skill_body"]),
+    ("s10.unknown_name", "an unknown name is accepted, with an empty body",
+     '        raise ToolError(f"No skill {name} for you; the skills: {\', \'.join(MODEL_SKILLS)}")',
+     '        return ""',
+     ["s10.unknown_name"]),
+    ("s10.sent_once", "a skill used again is sent again",
+     "    if name in state[\"skills\"]:", "    if False:",
+     ["s10.body_after_summary", "s10.sent_once"]),
+    ("s10.body_after_summary", "the skills used do not come back after a summary (no re-attach)",
+     "    if not state[\"child\"]:\n        texts += ", "    if False:\n        texts += ",
+     ["s10.body_after_summary"]),
+    ("s10.slash_name", "/NAME ARGS is sent as typed",
+     'if PROMPT.startswith("/") and name in SKILLS:', "if False:",
+     ["s10.slash_name"]),
 ]
 
 # The eleven wrong agents of issue 39 (its first list), which the checker passed before.

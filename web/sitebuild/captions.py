@@ -144,6 +144,7 @@ def result_comes_back(lang, name, text):
                                          text=quoted(first_sentence(text, 60), lang)),
         "agent": lambda: say(lang, "subagent_back", chars=f"{len(text):,}",
                              text=quoted(first_sentence(text, 60), lang)),
+        "skill": lambda: say(lang, "skill_loaded"),  # s10: a skill's body, loaded when used
     }
     result = entry(results, name)
     return result() if result else None
@@ -224,7 +225,10 @@ def step_captions(calls, events, lang="en"):
             if before is None and agent is None:  # from s09 on, AGENTS.md before the prompt
                 first = blocks_of(messages[0]) if messages else []
                 memory = len(first) > 1 and "AGENTS.md" in str(first[0].get("text", ""))
-                parts.append(say(lang, "memory_and_prompt_sent" if memory else "prompt_sent"))
+                # from s10 on, the skills' catalog comes after it
+                skills = len(first) > 1 and str(first[-1].get("text", "")).startswith("<skills>")
+                parts.append(say(lang, "memory_prompt_and_skills_sent" if memory and skills
+                                 else "memory_and_prompt_sent" if memory else "prompt_sent"))
             elif before is not None:
                 parts += cleared(before["request"].get("messages", []), messages, lang)
             if messages and messages[-1].get("role") == "user":

@@ -216,6 +216,9 @@ STRINGS = {
         "caption_end": ".",
         "prompt_sent": "the prompt goes to the model",
         "memory_and_prompt_sent": "the AGENTS.md files, then the prompt, go to the model",
+        "memory_prompt_and_skills_sent": "the AGENTS.md files, the prompt, then the skills' "
+                                         "catalog go to the model",
+        "skill_loaded": "the skill's instructions come back",
         "refused": "the {name} call was refused: {reason}",
         "error": "the {name} call returned an error: {reason}",
         "refused_unknown": "a tool was refused: {reason}",  # a tool_use id not seen before
@@ -458,6 +461,8 @@ STRINGS = {
         "caption_end": "。",
         "prompt_sent": "提示词发给模型",
         "memory_and_prompt_sent": "AGENTS.md 文件和随后的提示词一起发给模型",
+        "memory_prompt_and_skills_sent": "AGENTS.md 文件、提示词和随后的 skill 清单一起发给模型",
+        "skill_loaded": "skill 的正文发回给模型",
         "refused": "{name} 被拒绝：{reason}",
         "error": "{name} 返回了错误：{reason}",
         "refused_unknown": "某个工具被拒绝：{reason}",
