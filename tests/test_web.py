@@ -317,9 +317,9 @@ def test_a_readme_becomes_a_lesson_without_links_off_the_site(tmp_path):
     assert "&lt;script&gt;" in body and "<script>" not in body
     assert "<img" not in body and images == []
     assert (
-        '<div class="hl"><pre tabindex="0"><i class="k">def</i> '
-        '<i class="nf">greet</i>(name):\n'
-        '    <i class="k">return</i> <i class="s">"Hello, "</i> + name\n'
+        '<div class="hl"><pre tabindex="0"><i class=k>def</i> '
+        '<i class=nf>greet</i>(name):\n'
+        '    <i class=k>return</i> <i class=s>"Hello, "</i> + name\n'
         "</pre></div>"
     ) in body
 
@@ -340,11 +340,11 @@ def test_a_chinese_lesson_gives_a_link_off_the_site_full_width_brackets(tmp_path
 def test_highlighting_keeps_every_character_and_merges_tokens_that_look_alike():
     code = 'x = f"a {b!r} c"  # note\nclass K:\n    """Doc\n    more."""\n'
     assert site_builder.highlight_lines(code) == [
-        'x = <i class="s">f"a {</i>b<i class="s">!r} c"</i>  '
-        '<i class="c"># note</i>',
-        '<i class="k">class</i> <i class="nc">K</i>:',
-        '    <i class="sd">"""Doc</i>',
-        '<i class="sd">    more."""</i>',
+        'x = <i class=s>f"a {</i>b<i class=s>!r} c"</i>  '
+        '<i class=c># note</i>',
+        '<i class=k>class</i> <i class=nc>K</i>:',
+        '    <i class=sd>"""Doc</i>',
+        '<i class=sd>    more."""</i>',
     ]
     for name in CHAPTERS:  # every line of every chapter, character for character
         source = (ROOT / name / "code.py").read_text()
