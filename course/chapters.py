@@ -39,7 +39,6 @@ CHANGES = {
         "THE AGENT LOOP",
         "THE TOOLS",
         "PERMISSIONS",
-        "CALLING THE MODEL",
         "THE SESSION",
         "THE COMMAND LINE",
     },
@@ -112,9 +111,9 @@ CHANGED_DEFINITIONS = {
         "system_prompt()",  # plan with todo_write
         "agent_loop()",  # the reminder joins the results
         "SAFE_TOOLS",  # todo_write runs in every mode
-        "Session",  # the list and the rounds since it was written
+        "Conversation",  # the list and the rounds since it was written
         "COMMANDS",  # /todos
-        "command_clear()",  # empties the list
+        "command_clear()",  # says the list is emptied
     },
     "s06_plan_mode": {
         "agent_loop()",  # a plan turned down; notes join the results
@@ -125,7 +124,8 @@ CHANGED_DEFINITIONS = {
         "SAFE_TOOLS",  # the plan and question tools
         "build_request()",  # the tools plan mode offers
         "PlanRejected",  # added to THE SESSION
-        "Session",  # the session id, plan mode, the notes
+        "Session",  # the session id, plan mode
+        "Conversation",  # the notes
         "parse_args()",  # --plan
         "make_session()",  # the session id, the newest plan, --plan on the banner
         "COMMANDS",  # /plan
@@ -142,20 +142,21 @@ CHANGED_DEFINITIONS = {
         "build_request()",  # a subagent's prompt and tools
         "call_model()",  # a subagent's calls marked in the trace; tokens counted
         "show_usage()",  # a subagent's tokens under its call
-        "Session",  # subagent, indent, calls, tokens
+        "Session",  # subagent (a Subagent record, or None), indent
+        "Conversation",  # calls, tokens
     },
     "s08_compact": {
         "agent_loop()",  # room made before a call
         "run_turn()",  # a summary's history stays, unless the turn is taken back: then it goes
         "exit_plan_mode()",  # records the plan file written at the approval, for the summary
-        "agent()",  # a subagent's context starts empty, without the parent's approved plan
+        "agent()",  # a subagent's conversation carries its prompt, for a summary
         "call_model()",  # a summary request marked in the trace
-        "Session",  # the thresholds, what compaction measured and made, the approved plan
+        "Session",  # the thresholds
+        "Conversation",  # what compaction measured and made, the approved plan, the last prompt
         "make_message()",  # a script's turn may give its usage
         "parse_args()",  # --clear-at, --compact-at
         "make_session()",  # the thresholds
         "COMMANDS",  # /context, /compact
-        "command_clear()",  # forgets the measured size, the summary, the plan and the prompt
     },
     "s09_memory": {
         "run_turn()",  # AGENTS.md before a new conversation's first prompt
@@ -169,9 +170,8 @@ CHANGED_DEFINITIONS = {
     "s10_skills": {
         "run_turn()",  # the skills' catalog after a new conversation's first prompt
         "compacted_history()",  # the catalog and the skills used come back after a summary
-        "Session",  # the skills used, and the text each sent
+        "Conversation",  # the skills used, and the text each sent
         "make_session()",  # the skills on the banner
-        "command_clear()",  # forgets the skills used
         "COMMANDS",  # /skills
         "run_command()",  # /NAME ARGS starts a skill
         "main()",  # a one-shot /NAME ARGS starts a skill

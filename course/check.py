@@ -206,8 +206,12 @@ class FakeClient:
 
 
 def new_session(chapter, client, workdir, **extra):
-    """A Session of that chapter module with the test model."""
-    return chapter.Session(client=client, model=MODEL, workdir=Path(workdir), **extra)
+    """A Session of that chapter module with the test model. A field of its Conversation
+    (messages=, todos=, ...) goes to the session's conversation."""
+    held = chapter.Conversation.__dataclass_fields__
+    conversation = {name: extra.pop(name) for name in list(extra) if name in held}
+    return chapter.Session(client=client, model=MODEL, workdir=Path(workdir),
+                           conversation=chapter.Conversation(**conversation), **extra)
 
 
 # ---- the machine's side ---------------------------------------------------------------------

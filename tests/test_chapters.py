@@ -479,7 +479,11 @@ def test_the_idea_comes_before_the_harness_banner_and_the_new_sections_end_it(na
     harness = "".join(text for section, (_, text) in found if section not in idea)
     assert [
         definition
-        for definition in ("def agent_loop(", "def run_turn(", "\nTOOLS = ")
+        for definition in ("def agent_loop(", "def run_turn(", "\nTOOLS = ",
+                           # the steps the loop takes, and what a tool gives back
+                           "def build_request(", "def block_to_dict(", "def add_user_blocks(",
+                           "def add_assistant_blocks(", "def finish_reply(", "class TurnStopped(",
+                           "def tool_result(", "class ToolError(")
         if definition in harness
     ] == []
 
