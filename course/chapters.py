@@ -19,6 +19,7 @@ CHAPTERS = [
     "s08_compact",
     "s09_memory",
     "s10_skills",
+    "s11_mcp",
 ]
 PRESENT = [name for name in CHAPTERS if (ROOT / name / "code.py").exists()]  # those written
 # The sections each chapter changes in what it carries over from the chapter before; every
@@ -71,6 +72,13 @@ CHANGES = {
         "THE AGENT LOOP",
         "COMPACTION",
         "THE SESSION",
+        "THE COMMAND LINE",
+    },
+    "s11_mcp": {
+        "PERMISSIONS",
+        "TOOL RESULTS AND INPUT CHECKS",
+        "THE SESSION",
+        "THE SCRIPTED MODEL",
         "THE COMMAND LINE",
     },
 }
@@ -176,6 +184,20 @@ CHANGED_DEFINITIONS = {
         "run_command()",  # /NAME ARGS starts a skill
         "main()",  # a one-shot /NAME ARGS starts a skill
     },
+    "s11_mcp": {
+        "parse_rule()",  # a rule may name a server's tool, mcp__SERVER__TOOL
+        "ask_permission()",  # a server's readOnlyHint shown; "always" for a tool of no one field
+        "input_problem()",  # a server's schema may give a field no type, or several
+        "Session",  # the servers
+        "load_script()",  # a trace's lines of MCP messages are not model calls
+        "make_session()",  # the servers on the banner
+        "COMMANDS",  # /mcp
+        "command_restart()",  # the old session's servers end
+        "run_command()",  # a skill started from the REPL starts the servers first
+        "repl()",  # the servers start at the first prompt
+        "main()",  # every server ends with the session
+        "run_session()",  # added: the one prompt or the REPL, inside main's finally
+    },
 }
 
 # Each chapter's core tests: every exercise's solved copy must still pass them (tests/
@@ -269,6 +291,13 @@ CORE = {
         "tests/test_s10_skills.py::test_slash_name_sends_the_body_with_its_arguments_as_the_prompt",
         "tests/test_s10_skills.py::test_after_a_summary_the_body_used_comes_back_with_the_catalog",
         "tests/test_s10_skills.py::test_a_change_to_a_skill_asks_in_every_mode_over_an_allow_rule",
+    ],
+    "s11_mcp": [
+        "tests/test_s11_mcp.py::test_a_call_reaches_the_server_with_its_arguments_and_its_text"
+        "_comes_back",
+        "tests/test_s11_mcp.py::test_a_declined_server_is_not_started_and_its_tools_are_not_offered",
+        "tests/test_s11_mcp.py::test_a_deny_rule_stops_the_call_before_the_server_hears_it",
+        "tests/test_s11_mcp.py::test_a_call_asks_first_and_a_no_never_reaches_the_server",
     ],
 }
 

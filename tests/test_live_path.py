@@ -371,6 +371,7 @@ CLEARED = {
 CLEARED["s07_subagents"] = CLEARED["s06_plan_mode"]  # a subagent's history lives in its call
 CLEARED["s09_memory"] = CLEARED["s08_compact"]  # AGENTS.md is read again at the next prompt
 CLEARED["s10_skills"] = CLEARED["s08_compact"]  # so are the skills; those used are forgotten
+CLEARED["s11_mcp"] = CLEARED["s08_compact"]  # the MCP servers go on running, as the session does
 
 
 @pytest.mark.parametrize("name, kind", [(name, kind) for name in COMPACTING for kind in TOO_LONG])
