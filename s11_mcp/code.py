@@ -3294,10 +3294,18 @@ class McpServer:
         self.state = "running"
 
     def send(self, session, message):
+        """One line to its stdin, within the time limit: a server that stops reading would
+        otherwise hold the harness as soon as the pipe is full."""
         trace_mcp(session, self, {"send": message})
+        data = memoryview(json.dumps(message).encode() + b"\n")
+        deadline = time.monotonic() + MCP_TIMEOUT
         try:
-            self.process.stdin.write(json.dumps(message).encode() + b"\n")
-            self.process.stdin.flush()
+            stdin = self.process.stdin.fileno()
+            os.set_blocking(stdin, False)
+            while data:
+                if not select.select([], [stdin], [], max(0, deadline - time.monotonic()))[1]:
+                    self.fail(session, f"read nothing of its stdin for {MCP_TIMEOUT} seconds")
+                data = data[os.write(stdin, data):]
         except OSError:
             self.fail(session, "closed its stdin (it has exited?)")
 

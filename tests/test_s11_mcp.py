@@ -573,6 +573,8 @@ schema = {"type": "object"}
 send(ident, {"nextCursor": "again" if mode == "same cursor" else None, "tools": [
     {"name": "odd", "inputSchema": schema, "annotations": ["readOnlyHint"]},
     {"name": "bad", "inputSchema": {**schema, "properties": [1], "required": 5}}]})
+while mode == "reads no more":
+    time.sleep(5)
 while mode == "same cursor":
     send(json.loads(sys.stdin.readline())["id"], {"nextCursor": "again", "tools": []})
 while sys.stdin.readline():
@@ -622,3 +624,13 @@ def test_a_long_error_message_is_cut(s11, project, answers):
         session.servers["probe"].request(session, "tools/call", {"name": "x" * 50})
     assert str(error.value) == ("probe answered tools/call with the error -32602: "
                                 "no tool xxxxxxxxxxxx… (38 more characters)")
+
+
+def test_a_server_that_reads_no_more_fails_within_the_time_limit(s11, tmp_path, answers):
+    session = hostile(s11, tmp_path, answers, "reads no more")
+    s11.MCP_TIMEOUT = 0.5
+    with pytest.raises(s11.ToolError) as error:  # more than a pipe holds
+        session.servers["h"].request(session, "tools/call", {"name": "odd", "arguments": {
+            "text": "x" * 300_000}})
+    assert str(error.value) == ("the MCP server h read nothing of its stdin for 0.5 seconds; "
+                                "it is stopped, and its tools now fail")
