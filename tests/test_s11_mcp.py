@@ -11,6 +11,7 @@ mcp-server-git from the registry, answer through the chapter in the last tests.
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -556,7 +557,7 @@ def test_a_server_built_with_the_sdk_and_mcp_server_git_answer_through_the_chapt
 # ======================================================================
 
 # A server in a few lines: it answers initialize, then does what its mode says.
-HOSTILE = '''import json, os, sys, time
+HOSTILE = '''import json, os, subprocess, sys, time
 mode, out = sys.argv[1], sys.stdout
 def send(ident, result):
     out.write(json.dumps({"jsonrpc": "2.0", "id": ident, "result": result}) + "\\n")
@@ -568,6 +569,9 @@ send(ident, {"protocolVersion": "2025-06-18", "capabilities": {}})
 sys.stdin.readline()
 if mode == "closes stdout":
     os.close(1); time.sleep(5)
+if mode == "grandchild":
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    open("child.pid", "w").write(str(child.pid))
 ident = json.loads(sys.stdin.readline())["id"]
 schema = {"type": "object"}
 send(ident, {"nextCursor": "again" if mode == "same cursor" else None, "tools": [
@@ -634,3 +638,15 @@ def test_a_server_that_reads_no_more_fails_within_the_time_limit(s11, tmp_path, 
             "text": "x" * 300_000}})
     assert str(error.value) == ("the MCP server h read nothing of its stdin for 0.5 seconds; "
                                 "it is stopped, and its tools now fail")
+
+
+def test_what_a_server_started_ends_with_it(s11, tmp_path, answers):
+    session = hostile(s11, tmp_path, answers, "grandchild")
+    child = os.pidfd_open(int((tmp_path / "child.pid").read_text()))  # readable once it ends
+    try:
+        stopping = threading.Thread(target=s11.stop_servers, args=(session,), daemon=True)
+        stopping.start()  # the server exits as its stdin closes; its child lived on, and held
+        stopping.join(5)  # its stdout open: the harness waited for it
+        assert select.select([child], [], [], 0)[0] == [child]
+    finally:
+        os.close(child)
