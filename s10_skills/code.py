@@ -1794,9 +1794,9 @@ def skill(session, name, arguments=""):
         raise ToolError(f"There is no skill named {name!r}. {listed}")
     if skills[name]["user_only"]:
         raise ToolError(f"{name} is a skill only the user may start (/{name}). {listed}")
-    if in_conversation(session, name):  # sent once: the body above still holds
-        return f"The skill {name} is in this conversation already, above: follow it."
     text = fill_arguments(skills[name]["body"], arguments)
+    if in_conversation(session, name) and (not arguments or text == session.skills[name]):
+        return f"The skill {name} is in this conversation already, above: follow it."
     session.skills[name] = text  # what the history holds of it, for a summary to bring back
     return text
 
@@ -2790,13 +2790,17 @@ def memory_banner(session):
 def append_memory_line(session, line):
     """Add `line` to the workdir's AGENTS.md (made if it is not there), written whole
     (write_atomically); the file is read as memory reads it, so one it refuses stays as it is."""
-    target = resolve_path(session.workdir, MEMORY_FILE)  # a link that leads out: ToolError
+    target = session.workdir / MEMORY_FILE
     text = ""
-    if os.path.lexists(target):
+    if os.path.lexists(target):  # a link, even one inside, is refused here as memory refuses it
         text = read_own_file(target, session.workdir, MEMORY_LIMIT)
     if text and not text.endswith("\n"):
         text += "\n"
-    write_atomically(target, text + line + "\n")
+    text += line + "\n"
+    if len(text.encode()) > MEMORY_LIMIT:  # memory would not read it: the line would be lost
+        raise OwnFileError(f"{target}: with the line it would be larger than {MEMORY_LIMIT:,} "
+                           "bytes, which memory does not read")
+    write_atomically(target, text)
     return target
 
 
