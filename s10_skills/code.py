@@ -2868,7 +2868,7 @@ def parse_skill(text, path):
     """{name, description, user_only, body, path} from a SKILL.md's text. The frontmatter's
     lines are `key: value` (an indented line goes on with the value before it); keys this
     harness does not use are ignored. No description: the body's first paragraph."""
-    lines = text.splitlines()
+    lines = text.removeprefix("\ufeff").splitlines()  # a byte order mark, as editors write
     fields = {}
     if lines and lines[0].strip() == "---":
         end = next((number for number, line in enumerate(lines[1:], 1) if line.strip() == "---"),

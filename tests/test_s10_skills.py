@@ -295,6 +295,17 @@ def test_the_users_own_skill_wins_over_the_projects_of_the_same_name(s10, workdi
         "- changelog: Record a change in CHANGELOG.md.", "- review: My own review.")]
 
 
+def test_a_skill_written_with_a_byte_order_mark_keeps_its_frontmatter(s10, workdir, capsys):
+    write(workdir / ".agent/skills/notes/SKILL.md",
+          "\ufeff---\nname: notes\ndescription: Keep notes.\n---\nWrite NOTES.md.\n")
+    session = session_in(s10, workdir, FakeClient())
+
+    assert s10.skill(session, "notes") == "Write NOTES.md."
+    assert s10.catalog_blocks(session) == [catalog(
+        "- changelog: Record a change in CHANGELOG.md.", "- notes: Keep notes.",
+        "- review: Check a change before it is handed over.")]
+
+
 BROKEN = [
     ("---\nname: broken\ndescription: never closed\nBody.\n",
      "{path}: its frontmatter has no closing --- line"),
