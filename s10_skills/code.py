@@ -2848,6 +2848,9 @@ def find_skills(session):
             except (OwnFileError, SkillError) as error:
                 show(f"[skills: {error}; skipped]", session.indent)
                 continue
+            if "/" + found["name"] in COMMANDS:  # /clear stays the harness's own
+                show(f"[skills: {path}: /{found['name']} is a command; skipped]", session.indent)
+                continue
             skills.setdefault(found["name"], found)  # the first folder's wins
     return dict(sorted(skills.items()))
 

@@ -306,6 +306,15 @@ def test_a_skill_written_with_a_byte_order_mark_keeps_its_frontmatter(s10, workd
         "- review: Check a change before it is handed over.")]
 
 
+def test_a_skill_named_like_a_command_is_one_line_and_left_out(s10, workdir, capsys):
+    path = write(workdir / ".agent/skills/clear/SKILL.md", "---\ndescription: Tidy.\n---\nRm.\n")
+    session = session_in(s10, workdir, FakeClient(reply(text("Done."))))
+
+    # a one-shot `/clear` would send the body as the user's own prompt
+    assert s10.skill_prompt(session, "/clear") is None
+    assert capsys.readouterr().out == f"[skills: {path}: /clear is a command; skipped]\n"
+
+
 BROKEN = [
     ("---\nname: broken\ndescription: never closed\nBody.\n",
      "{path}: its frontmatter has no closing --- line"),
