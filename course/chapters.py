@@ -19,6 +19,7 @@ CHAPTERS = [
     "s08_compact",
     "s09_memory",
     "s10_skills",
+    "s11_mcp",
 ]
 PRESENT = [name for name in CHAPTERS if (ROOT / name / "code.py").exists()]  # those written
 # The sections each chapter changes in what it carries over from the chapter before; every
@@ -39,7 +40,6 @@ CHANGES = {
         "THE AGENT LOOP",
         "THE TOOLS",
         "PERMISSIONS",
-        "CALLING THE MODEL",
         "THE SESSION",
         "THE COMMAND LINE",
     },
@@ -72,6 +72,13 @@ CHANGES = {
         "THE AGENT LOOP",
         "COMPACTION",
         "THE SESSION",
+        "THE COMMAND LINE",
+    },
+    "s11_mcp": {
+        "PERMISSIONS",
+        "TOOL RESULTS AND INPUT CHECKS",
+        "THE SESSION",
+        "THE SCRIPTED MODEL",
         "THE COMMAND LINE",
     },
 }
@@ -112,9 +119,9 @@ CHANGED_DEFINITIONS = {
         "system_prompt()",  # plan with todo_write
         "agent_loop()",  # the reminder joins the results
         "SAFE_TOOLS",  # todo_write runs in every mode
-        "Session",  # the list and the rounds since it was written
+        "Conversation",  # the list and the rounds since it was written
         "COMMANDS",  # /todos
-        "command_clear()",  # empties the list
+        "command_clear()",  # says the list is emptied
     },
     "s06_plan_mode": {
         "agent_loop()",  # a plan turned down; notes join the results
@@ -125,7 +132,8 @@ CHANGED_DEFINITIONS = {
         "SAFE_TOOLS",  # the plan and question tools
         "build_request()",  # the tools plan mode offers
         "PlanRejected",  # added to THE SESSION
-        "Session",  # the session id, plan mode, the notes
+        "Session",  # the session id, plan mode
+        "Conversation",  # the notes
         "parse_args()",  # --plan
         "make_session()",  # the session id, the newest plan, --plan on the banner
         "COMMANDS",  # /plan
@@ -142,20 +150,21 @@ CHANGED_DEFINITIONS = {
         "build_request()",  # a subagent's prompt and tools
         "call_model()",  # a subagent's calls marked in the trace; tokens counted
         "show_usage()",  # a subagent's tokens under its call
-        "Session",  # subagent, indent, calls, tokens
+        "Session",  # subagent (a Subagent record, or None), indent
+        "Conversation",  # calls, tokens
     },
     "s08_compact": {
         "agent_loop()",  # room made before a call
         "run_turn()",  # a summary's history stays, unless the turn is taken back: then it goes
         "exit_plan_mode()",  # records the plan file written at the approval, for the summary
-        "agent()",  # a subagent's context starts empty, without the parent's approved plan
+        "agent()",  # a subagent's conversation carries its prompt, for a summary
         "call_model()",  # a summary request marked in the trace
-        "Session",  # the thresholds, what compaction measured and made, the approved plan
+        "Session",  # the thresholds
+        "Conversation",  # what compaction measured and made, the approved plan, the last prompt
         "make_message()",  # a script's turn may give its usage
         "parse_args()",  # --clear-at, --compact-at
         "make_session()",  # the thresholds
         "COMMANDS",  # /context, /compact
-        "command_clear()",  # forgets the measured size, the summary, the plan and the prompt
     },
     "s09_memory": {
         "run_turn()",  # AGENTS.md before a new conversation's first prompt
@@ -169,12 +178,25 @@ CHANGED_DEFINITIONS = {
     "s10_skills": {
         "run_turn()",  # the skills' catalog after a new conversation's first prompt
         "compacted_history()",  # the catalog and the skills used come back after a summary
-        "Session",  # the skills used, and the text each sent
+        "Conversation",  # the skills used, and the text each sent
         "make_session()",  # the skills on the banner
-        "command_clear()",  # forgets the skills used
         "COMMANDS",  # /skills
         "run_command()",  # /NAME ARGS starts a skill
         "main()",  # a one-shot /NAME ARGS starts a skill
+    },
+    "s11_mcp": {
+        "parse_rule()",  # a rule may name a server's tool, mcp__SERVER__TOOL
+        "ask_permission()",  # a server's readOnlyHint shown; "always" for a tool of no one field
+        "input_problem()",  # a server's schema may give a field no type, or several
+        "Session",  # the servers
+        "load_script()",  # a trace's lines of MCP messages are not model calls
+        "make_session()",  # the servers on the banner
+        "COMMANDS",  # /mcp
+        "command_restart()",  # the old session's servers end
+        "run_command()",  # a skill started from the REPL starts the servers first
+        "repl()",  # the servers start at the first prompt
+        "main()",  # every server ends with the session
+        "run_session()",  # added: the one prompt or the REPL, inside main's finally
     },
 }
 
@@ -269,6 +291,13 @@ CORE = {
         "tests/test_s10_skills.py::test_slash_name_sends_the_body_with_its_arguments_as_the_prompt",
         "tests/test_s10_skills.py::test_after_a_summary_the_body_used_comes_back_with_the_catalog",
         "tests/test_s10_skills.py::test_a_change_to_a_skill_asks_in_every_mode_over_an_allow_rule",
+    ],
+    "s11_mcp": [
+        "tests/test_s11_mcp.py::test_a_call_reaches_the_server_with_its_arguments_and_its_text"
+        "_comes_back",
+        "tests/test_s11_mcp.py::test_a_declined_server_is_not_started_and_its_tools_are_not_offered",
+        "tests/test_s11_mcp.py::test_a_deny_rule_stops_the_call_before_the_server_hears_it",
+        "tests/test_s11_mcp.py::test_a_call_asks_first_and_a_no_never_reaches_the_server",
     ],
 }
 

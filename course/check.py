@@ -27,6 +27,7 @@ import copy
 import importlib.util
 import io
 import itertools
+import json
 import os
 import re
 import subprocess
@@ -206,8 +207,12 @@ class FakeClient:
 
 
 def new_session(chapter, client, workdir, **extra):
-    """A Session of that chapter module with the test model."""
-    return chapter.Session(client=client, model=MODEL, workdir=Path(workdir), **extra)
+    """A Session of that chapter module with the test model. A field of its Conversation
+    (messages=, todos=, ...) goes to the session's conversation."""
+    held = chapter.Conversation.__dataclass_fields__
+    conversation = {name: extra.pop(name) for name in list(extra) if name in held}
+    return chapter.Session(client=client, model=MODEL, workdir=Path(workdir),
+                           conversation=chapter.Conversation(**conversation), **extra)
 
 
 # ---- the machine's side ---------------------------------------------------------------------
@@ -270,6 +275,47 @@ def no_process():
         yield started
     finally:
         subprocess.Popen = real_popen
+
+
+# ---- s11: a server of the check's own ---------------------------------------------------------
+
+# A stdio MCP server in the standard library that offers TOOLS and answers each tools/call with
+# RESULTS[name] (its arguments are written to heard.jsonl): the exercise checks of s11 run it.
+SERVER = '''import json, sys
+TOOLS, RESULTS = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+for line in sys.stdin:
+    message = json.loads(line)
+    method, ident = message.get("method"), message.get("id")
+    if method == "initialize":
+        result = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "check", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": TOOLS}
+    elif method == "tools/call":
+        with open("heard.jsonl", "a") as heard:
+            heard.write(json.dumps(message["params"]) + "\\n")
+        result = RESULTS[message["params"]["name"]]
+    else:
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": ident, "result": result}), flush=True)
+'''
+
+
+@contextlib.contextmanager
+def served(chapter, name, tools, results, *lines, settings=None):
+    """A session whose workdir's .mcp.json names one server, NAME, offering these tools; the
+    answers are "y" (start it), then `lines`. Yields (session, keyboard, shown, work); every
+    server has ended after the block."""
+    mcp = {"mcpServers": {name: {"command": sys.executable, "args": [
+        "server.py", json.dumps(tools), json.dumps(results)]}}}
+    files = {"server.py": SERVER, ".mcp.json": json.dumps(mcp)}
+    with scratch(files) as work, answers("y", *lines) as keyboard, screen() as shown:
+        session = new_session(chapter, FakeClient(), work, settings=settings or {})
+        try:
+            chapter.start_servers(session)
+            yield session, keyboard, shown, work
+        finally:
+            chapter.stop_servers(session)
 
 
 # ---- the learner's command ------------------------------------------------------------------

@@ -529,8 +529,13 @@ class Run:
             records = [json.loads(line) for line in
                        Path(options["--trace"]).read_text(encoding="utf-8").splitlines()]
             marks = {"agent", "compaction"}  # s07's subagent calls, s08's summary requests
+            # s11's lines of a server's messages: {"mcp": SERVER, "send" | "receive" | "exited"}
+            served = [record for record in records if "mcp" in record]
+            records = [record for record in records if "mcp" not in record]
             if not records or any(set(record) - marks != {"request", "response"}
-                                  for record in records):
+                                  for record in records) or any(
+                    len((set(record) - {"agent", "mcp"}) & {"send", "receive", "exited"}) != 1
+                    for record in served):
                 self.problem(command, "the trace has no model calls, or other lines")
             self.traces[options["--trace"]] = calls
         if options.get("--script") in self.traces and calls != self.traces[options["--script"]]:

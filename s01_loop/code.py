@@ -147,6 +147,100 @@ def run_turn(session, prompt):
     return False
 
 
+# The steps of the loop, in its order: the request it sends, a reply's blocks as the history
+# keeps them, the turns the history grows by, and how a reply that did not stop for tools
+# ends the turn.
+def build_request(session):
+    system = system_prompt(session.workdir)
+    if session.live:  # the tools and this prompt begin every request: the API may cache them
+        system = [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
+    return {
+        "model": session.model,
+        "max_tokens": MAX_TOKENS,
+        "system": system,
+        "tools": TOOLS,
+        "messages": session.messages,
+    }
+
+
+def is_blank(block):
+    """The API refuses blank text blocks, and an empty assistant turn, in the history."""
+    return block.type == "text" and not block.text.strip()
+
+
+def block_to_dict(block):
+    """A response block as the plain dict the API takes back in `messages`."""
+    if block.type == "text":
+        return {"type": "text", "text": block.text}
+    if block.type == "tool_use":
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    return block.to_dict(mode="json")
+
+
+def add_assistant_blocks(messages, blocks):
+    """Add blocks to the assistant turn at the end of the history, or start one: a turn the
+    API paused (pause_turn) goes on in the same assistant turn. A tool input nested too
+    deeply to copy or send again is kept as {}; its tool result says why. Every string is made
+    encodable: a lone surrogate in model text would fail every later request."""
+    blocks = [dict(block, input={}) if block["type"] == "tool_use" and too_deep(block["input"])
+              else block for block in blocks]
+    blocks = [encodable_value(block) for block in blocks]
+    if messages and messages[-1]["role"] == "assistant":
+        messages[-1]["content"].extend(blocks)
+    else:
+        messages.append({"role": "assistant", "content": list(blocks)})
+
+
+def add_user_blocks(messages, blocks):
+    """Add blocks to the user turn at the end of the history, or start one.
+
+    Roles must alternate. After an interrupted turn the history can already end
+    with a user turn; the next prompt then joins it instead of following it.
+    """
+    if messages and messages[-1]["role"] == "user":
+        messages[-1]["content"].extend(blocks)
+    else:
+        messages.append({"role": "user", "content": list(blocks)})
+
+
+def finish_reply(session, response, tool_uses):
+    """A reply that did not stop for tools: its tool calls do not run, but each gets a result,
+    so that the history stays valid. Raises TurnStopped unless the model ended its turn well."""
+    stop_reason = response.stop_reason
+    if tool_uses:
+        not_run = f"Not run: the reply stopped with {stop_reason}."
+        add_user_blocks(session.messages, [tool_result(block["id"], not_run, is_error=True)
+                                           for block in tool_uses])
+    if stop_reason in ("end_turn", "tool_use", "stop_sequence"):
+        return
+    line = STOP_MESSAGES.get(stop_reason, f"[The model stopped: {stop_reason}.]")
+    explanation = getattr(getattr(response, "stop_details", None), "explanation", None)
+    if stop_reason == "refusal" and isinstance(explanation, str) and explanation.strip():
+        line = f"[The model declined to continue: {' '.join(explanation.split())[:300]}]"
+    raise TurnStopped(line, forget_prompt=stop_reason in FORGET_PROMPT)
+
+
+STOP_MESSAGES = {
+    "max_tokens": f"[The reply was cut off at max_tokens ({MAX_TOKENS}).]",
+    "refusal": "[The model declined to continue.]",
+    "model_context_window_exceeded":
+        "[The conversation no longer fits the model's context window: /clear starts a new one.]",
+    "pause_turn": "[The model paused its turn, and it could not be sent back to go on.]",
+}
+# The API asks for a refused prompt to be taken back, or later prompts are refused too; a
+# conversation too long for the context window only grows with each prompt.
+FORGET_PROMPT = {"refusal", "model_context_window_exceeded"}
+
+
+class TurnStopped(Exception):
+    """The turn cannot go on: the line that says why, and whether its prompt must be forgotten
+    (a refused prompt, or one the conversation no longer has room for)."""
+
+    def __init__(self, line, forget_prompt=False):
+        super().__init__(line)
+        self.forget_prompt = forget_prompt
+
+
 # ======================================================================
 # THE TOOLS
 # ======================================================================
@@ -184,6 +278,17 @@ def run_tool(session, block):
     except Exception as error:  # a bug in a tool must not end the session
         failure = f"The tool failed: {type(error).__name__}: {error}"
         return tool_result(block["id"], failure, is_error=True)
+
+
+def tool_result(tool_use_id, text, is_error=False):
+    result = {"type": "tool_result", "tool_use_id": tool_use_id, "content": encodable(text)}
+    if is_error:
+        result["is_error"] = True
+    return result
+
+
+class ToolError(Exception):
+    """A tool failed in a way the model should hear about (is_error: true)."""
 
 
 # ======================================================================
@@ -301,17 +406,6 @@ def run_bash(session, command):
 # TOOL RESULTS AND INPUT CHECKS
 # ======================================================================
 
-class ToolError(Exception):
-    """A tool failed in a way the model should hear about (is_error: true)."""
-
-
-def tool_result(tool_use_id, text, is_error=False):
-    result = {"type": "tool_result", "tool_use_id": tool_use_id, "content": encodable(text)}
-    if is_error:
-        result["is_error"] = True
-    return result
-
-
 def encodable(text):
     """The text as UTF-8 can carry it. A file name that is not UTF-8 (caf\xe9.txt) reaches Python
     with a lone surrogate, which no request can encode: every later call would fail. Each such
@@ -380,19 +474,6 @@ def bash_input_problem(tool_input):
 API_TIMEOUT = anthropic.Timeout(300, connect=10)  # seconds for a whole reply; to connect
 
 
-def build_request(session):
-    system = system_prompt(session.workdir)
-    if session.live:  # the tools and this prompt begin every request: the API may cache them
-        system = [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
-    return {
-        "model": session.model,
-        "max_tokens": MAX_TOKENS,
-        "system": system,
-        "tools": TOOLS,
-        "messages": session.messages,
-    }
-
-
 def call_model(session, request):
     """One model call. With --trace, append exactly what was sent and received."""
     try:
@@ -459,20 +540,6 @@ def is_too_long(error):
         words in message for words in ("prompt is too long", "exceed context limit")))
 
 
-def is_blank(block):
-    """The API refuses blank text blocks, and an empty assistant turn, in the history."""
-    return block.type == "text" and not block.text.strip()
-
-
-def block_to_dict(block):
-    """A response block as the plain dict the API takes back in `messages`."""
-    if block.type == "text":
-        return {"type": "text", "text": block.text}
-    if block.type == "tool_use":
-        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
-    return block.to_dict(mode="json")
-
-
 def describe_api_error(error):
     """One line a learner can act on."""
     if isinstance(error, anthropic.APITimeoutError):
@@ -529,18 +596,22 @@ def sdk_knows(block):
     return block.type in getattr(getattr(declared, "annotation", None), "__args__", ())
 
 
+def usage_count(usage, name):
+    """One count a reply's usage states, or None if it states none (a bool is not a count)."""
+    value = getattr(usage, name, None)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def show_usage(usage):
     """One faint line after a live call: the tokens in (of them, read from the prompt cache and
     written to it) and out. The trace keeps the usage exactly as the API sent it."""
     def count(name):
-        value = getattr(usage, name, None)
-        return value if isinstance(value, int) else 0
+        return usage_count(usage, name) or 0
 
     read, written = count("cache_read_input_tokens"), count("cache_creation_input_tokens")
     line = (f"  [tokens: {count('input_tokens') + read + written:,} in ({read:,} read from the "
             f"cache, {written:,} written to it), {count('output_tokens'):,} out]")
-    if not all(isinstance(getattr(usage, name, None), int)
-               for name in ("input_tokens", "output_tokens")):
+    if any(usage_count(usage, name) is None for name in ("input_tokens", "output_tokens")):
         line = "  [tokens: the reply did not say how many]"
     print(f"\x1b[2m{line}\x1b[0m" if sys.stdout.isatty() else line, flush=True)
 
@@ -619,12 +690,19 @@ def spend_limit_reached(body):
 # ======================================================================
 
 @dataclass
+class Conversation:
+    """One conversation with the model: its history, and what belongs to it alone (later
+    chapters add the todo list, notes, counts). /clear starts a new one; so does a subagent."""
+    messages: list = field(default_factory=list)  # the history, as the API takes it
+
+
+@dataclass
 class Session:
     client: object
     model: str
     workdir: Path
     trace: Path | None = None
-    messages: list = field(default_factory=list)
+    conversation: Conversation = field(default_factory=Conversation)  # the one the loop runs
     args: object = None  # the command line it was made from, for /restart
     live: bool = False  # the real API answers: prompt caching, and a line of usage per call
     max_calls: int = MAX_CALLS  # model calls one prompt may make (--max-calls)
@@ -632,31 +710,18 @@ class Session:
     # that a `~` in a script means the scratch copy and never the learner's home folder
     tool_environment: dict = field(default_factory=dict)
 
+    # The conversation's fields are read and set on the session: session.messages is
+    # session.conversation.messages, and so is each field a later chapter adds to Conversation.
+    def __getattr__(self, name):  # called only for a name the session itself does not have
+        if name in Conversation.__dataclass_fields__:
+            return getattr(self.conversation, name)
+        raise AttributeError(f"'Session' object has no attribute {name!r}")
 
-def add_user_blocks(messages, blocks):
-    """Add blocks to the user turn at the end of the history, or start one.
-
-    Roles must alternate. After an interrupted turn the history can already end
-    with a user turn; the next prompt then joins it instead of following it.
-    """
-    if messages and messages[-1]["role"] == "user":
-        messages[-1]["content"].extend(blocks)
-    else:
-        messages.append({"role": "user", "content": list(blocks)})
-
-
-def add_assistant_blocks(messages, blocks):
-    """Add blocks to the assistant turn at the end of the history, or start one: a turn the
-    API paused (pause_turn) goes on in the same assistant turn. A tool input nested too
-    deeply to copy or send again is kept as {}; its tool result says why. Every string is made
-    encodable: a lone surrogate in model text would fail every later request."""
-    blocks = [dict(block, input={}) if block["type"] == "tool_use" and too_deep(block["input"])
-              else block for block in blocks]
-    blocks = [encodable_value(block) for block in blocks]
-    if messages and messages[-1]["role"] == "assistant":
-        messages[-1]["content"].extend(blocks)
-    else:
-        messages.append({"role": "assistant", "content": list(blocks)})
+    def __setattr__(self, name, value):
+        if name in Conversation.__dataclass_fields__:
+            setattr(self.conversation, name, value)
+        else:
+            super().__setattr__(name, value)
 
 
 def show(text, indent=0):
@@ -780,44 +845,6 @@ def answer_open_tool_uses(messages):
 
 def assistant_turns(messages):
     return sum(message["role"] == "assistant" for message in messages)
-
-
-class TurnStopped(Exception):
-    """The turn cannot go on: the line that says why, and whether its prompt must be forgotten
-    (a refused prompt, or one the conversation no longer has room for)."""
-
-    def __init__(self, line, forget_prompt=False):
-        super().__init__(line)
-        self.forget_prompt = forget_prompt
-
-
-def finish_reply(session, response, tool_uses):
-    """A reply that did not stop for tools: its tool calls do not run, but each gets a result,
-    so that the history stays valid. Raises TurnStopped unless the model ended its turn well."""
-    stop_reason = response.stop_reason
-    if tool_uses:
-        not_run = f"Not run: the reply stopped with {stop_reason}."
-        add_user_blocks(session.messages, [tool_result(block["id"], not_run, is_error=True)
-                                           for block in tool_uses])
-    if stop_reason in ("end_turn", "tool_use", "stop_sequence"):
-        return
-    line = STOP_MESSAGES.get(stop_reason, f"[The model stopped: {stop_reason}.]")
-    explanation = getattr(getattr(response, "stop_details", None), "explanation", None)
-    if stop_reason == "refusal" and isinstance(explanation, str) and explanation.strip():
-        line = f"[The model declined to continue: {' '.join(explanation.split())[:300]}]"
-    raise TurnStopped(line, forget_prompt=stop_reason in FORGET_PROMPT)
-
-
-STOP_MESSAGES = {
-    "max_tokens": f"[The reply was cut off at max_tokens ({MAX_TOKENS}).]",
-    "refusal": "[The model declined to continue.]",
-    "model_context_window_exceeded":
-        "[The conversation no longer fits the model's context window: /clear starts a new one.]",
-    "pause_turn": "[The model paused its turn, and it could not be sent back to go on.]",
-}
-# The API asks for a refused prompt to be taken back, or later prompts are refused too; a
-# conversation too long for the context window only grows with each prompt.
-FORGET_PROMPT = {"refusal", "model_context_window_exceeded"}
 
 
 def forget_turn(session, before):
@@ -1113,38 +1140,44 @@ def make_session(args):
         banner = [f"{CHAPTER} · offline ({why}): the scripted model plays {script_path}"]
         if script.get("prompt"):
             banner.append(f"the script was written for: {script['prompt']}")
+        workdir = made_workdir(args.workdir) if args.workdir else fresh_workspace()
+        tool_environment = {"HOME": str(workdir)}  # whatever a script says, `~` is the copy
+        banner.append(f"workdir: {workdir}  (also HOME for the tools, offline)")
+        if not args.workdir:
+            banner.append(f"(a fresh copy of workspace/, kept after the run to look at; "
+                          f"rm -rf {workdir.parent} removes them all)")
     else:
         client = live_client()
         model = os.environ.get("MODEL_ID") or DEFAULT_MODEL
         banner = [f"{CHAPTER} · live: {model} at {client.base_url}"]
-    if args.workdir:
-        workdir = args.workdir.resolve()
-        workdir.mkdir(parents=True, exist_ok=True)
-    elif offline:  # in a folder of the learner's own: no one else's copies are in it
-        own = Path(tempfile.gettempdir()) / f"build-an-agent-{os.getuid()}"
-        own.mkdir(mode=0o700, exist_ok=True)
-        if own.is_symlink() or own.stat().st_uid != os.getuid() or own.stat().st_mode & 0o022:
-            raise OSError(f"{own} is not a folder of yours that only you can write to: "
-                          "remove it, or set TMPDIR to another folder")
-        workdir = Path(tempfile.mkdtemp(prefix=f"{PROMPT_LABEL}-", dir=own))
-        shutil.copytree(HERE / "workspace", workdir, dirs_exist_ok=True)
-        workdir = workdir.resolve()
-    else:
-        workdir = Path.cwd().resolve()
-    tool_environment = {}
-    if offline:  # whatever a script says, `~` is the scratch copy
-        tool_environment["HOME"] = str(workdir)
-        banner.append(f"workdir: {workdir}  (also HOME for the tools, offline)")
-    else:
+        workdir = made_workdir(args.workdir) if args.workdir else Path.cwd().resolve()
+        tool_environment = {}
         banner.append(f"workdir: {workdir}")
-    if offline and not args.workdir:
-        banner.append(f"(a fresh copy of workspace/, kept after the run to look at; "
-                      f"rm -rf {workdir.parent} removes them all)")
     if args.trace:
         open(args.trace, "a").close()  # a trace that cannot be written fails now, not mid-session
     return Session(client=client, model=model, workdir=workdir, trace=args.trace,
                    live=not offline, max_calls=args.max_calls,
                    tool_environment=tool_environment, args=args), banner
+
+
+def made_workdir(path):
+    """The folder --workdir names, made if it is missing."""
+    workdir = path.resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    return workdir
+
+
+def fresh_workspace():
+    """Offline without --workdir: a fresh copy of workspace/, in a folder of the learner's own
+    (no one else's copies are in it)."""
+    own = Path(tempfile.gettempdir()) / f"build-an-agent-{os.getuid()}"
+    own.mkdir(mode=0o700, exist_ok=True)
+    if own.is_symlink() or own.stat().st_uid != os.getuid() or own.stat().st_mode & 0o022:
+        raise OSError(f"{own} is not a folder of yours that only you can write to: "
+                      "remove it, or set TMPDIR to another folder")
+    workdir = Path(tempfile.mkdtemp(prefix=f"{PROMPT_LABEL}-", dir=own))
+    shutil.copytree(HERE / "workspace", workdir, dirs_exist_ok=True)
+    return workdir.resolve()
 
 
 def read_line(prompt):
@@ -1185,7 +1218,7 @@ def command_restart(session, argument):
 
 def command_clear(session, argument):
     """/clear starts a new conversation; the rest of the session stays as it is."""
-    session.messages.clear()
+    session.conversation = Conversation()
     where = ""
     if isinstance(session.client, ScriptedModel):
         where = " The script goes on where it was (/restart plays it from its start)."

@@ -155,7 +155,9 @@ def run_tools(session, tool_uses):
             show(failed + preview(shown), session.indent + 4)
             results.append(result)
     except KeyboardInterrupt as stop:
-        said = str(stop) or "Interrupted by the user."  # a subagent says how far it got
+        said = "Interrupted by the user."
+        if isinstance(stop, SubagentInterrupted):  # a subagent's result says how far it got
+            said = stop.result
         for block in tool_uses[len(results):]:
             results.append(tool_result(block["id"], said, is_error=True))
             said = "Interrupted by the user."
@@ -214,6 +216,100 @@ def run_turn(session, prompt):
     return False
 
 
+# The steps of the loop, in its order: the request it sends, a reply's blocks as the history
+# keeps them, the turns the history grows by, and how a reply that did not stop for tools
+# ends the turn.
+def build_request(session):
+    system = (subagent_system_prompt if session.subagent else system_prompt)(session.workdir)
+    if session.live:  # the tools and this prompt begin every request: the API may cache them
+        system = [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
+    return {
+        "model": session.model,
+        "max_tokens": MAX_TOKENS,
+        "system": system,
+        "tools": offered_tools(session),
+        "messages": session.messages,
+    }
+
+
+def is_blank(block):
+    """The API refuses blank text blocks, and an empty assistant turn, in the history."""
+    return block.type == "text" and not block.text.strip()
+
+
+def block_to_dict(block):
+    """A response block as the plain dict the API takes back in `messages`."""
+    if block.type == "text":
+        return {"type": "text", "text": block.text}
+    if block.type == "tool_use":
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    return block.to_dict(mode="json")
+
+
+def add_assistant_blocks(messages, blocks):
+    """Add blocks to the assistant turn at the end of the history, or start one: a turn the
+    API paused (pause_turn) goes on in the same assistant turn. A tool input nested too
+    deeply to copy or send again is kept as {}; its tool result says why. Every string is made
+    encodable: a lone surrogate in model text would fail every later request."""
+    blocks = [dict(block, input={}) if block["type"] == "tool_use" and too_deep(block["input"])
+              else block for block in blocks]
+    blocks = [encodable_value(block) for block in blocks]
+    if messages and messages[-1]["role"] == "assistant":
+        messages[-1]["content"].extend(blocks)
+    else:
+        messages.append({"role": "assistant", "content": list(blocks)})
+
+
+def add_user_blocks(messages, blocks):
+    """Add blocks to the user turn at the end of the history, or start one.
+
+    Roles must alternate. After an interrupted turn the history can already end
+    with a user turn; the next prompt then joins it instead of following it.
+    """
+    if messages and messages[-1]["role"] == "user":
+        messages[-1]["content"].extend(blocks)
+    else:
+        messages.append({"role": "user", "content": list(blocks)})
+
+
+def finish_reply(session, response, tool_uses):
+    """A reply that did not stop for tools: its tool calls do not run, but each gets a result,
+    so that the history stays valid. Raises TurnStopped unless the model ended its turn well."""
+    stop_reason = response.stop_reason
+    if tool_uses:
+        not_run = f"Not run: the reply stopped with {stop_reason}."
+        add_user_blocks(session.messages, [tool_result(block["id"], not_run, is_error=True)
+                                           for block in tool_uses])
+    if stop_reason in ("end_turn", "tool_use", "stop_sequence"):
+        return
+    line = STOP_MESSAGES.get(stop_reason, f"[The model stopped: {stop_reason}.]")
+    explanation = getattr(getattr(response, "stop_details", None), "explanation", None)
+    if stop_reason == "refusal" and isinstance(explanation, str) and explanation.strip():
+        line = f"[The model declined to continue: {' '.join(explanation.split())[:300]}]"
+    raise TurnStopped(line, forget_prompt=stop_reason in FORGET_PROMPT)
+
+
+STOP_MESSAGES = {
+    "max_tokens": f"[The reply was cut off at max_tokens ({MAX_TOKENS}).]",
+    "refusal": "[The model declined to continue.]",
+    "model_context_window_exceeded":
+        "[The conversation no longer fits the model's context window: /clear starts a new one.]",
+    "pause_turn": "[The model paused its turn, and it could not be sent back to go on.]",
+}
+# The API asks for a refused prompt to be taken back, or later prompts are refused too; a
+# conversation too long for the context window only grows with each prompt.
+FORGET_PROMPT = {"refusal", "model_context_window_exceeded"}
+
+
+class TurnStopped(Exception):
+    """The turn cannot go on: the line that says why, and whether its prompt must be forgotten
+    (a refused prompt, or one the conversation no longer has room for)."""
+
+    def __init__(self, line, forget_prompt=False):
+        super().__init__(line)
+        self.forget_prompt = forget_prompt
+
+
 # ======================================================================
 # THE TOOLS
 # ======================================================================
@@ -242,7 +338,8 @@ CALL_SUBJECT = {"bash": "command"}
 
 
 def run_tool(session, block):
-    """Run one tool_use block and return its tool_result. Never raises."""
+    """Run one tool_use block and return its tool_result. It raises only PlanRejected: the
+    user's answer to the plan, which run_tools makes the call's result."""
     name, tool_input = block["name"], block["input"]
     try:
         handler = TOOL_HANDLERS.get(name)
@@ -280,6 +377,17 @@ def run_tool(session, block):
     except Exception as error:  # a bug in a tool must not end the session
         failure = f"The tool failed: {type(error).__name__}: {error}"
         return tool_result(block["id"], failure, is_error=True)
+
+
+def tool_result(tool_use_id, text, is_error=False):
+    result = {"type": "tool_result", "tool_use_id": tool_use_id, "content": encodable(text)}
+    if is_error:
+        result["is_error"] = True
+    return result
+
+
+class ToolError(Exception):
+    """A tool failed in a way the model should hear about (is_error: true)."""
 
 
 # ======================================================================
@@ -609,7 +717,7 @@ def check_permission(session, name, tool_input):
 def ask_permission(session, block):
     """Show the whole call and ask: y once, a always (a rule), n no."""
     name, tool_input = block["name"], block["input"]
-    asker = f'subagent "{one_line(session.subagent)}" asks: ' if session.subagent else ""
+    asker = f"{session.subagent.label} asks: " if session.subagent else ""
     show(f"? {asker}allow {describe_call(block)}", 2)
     why = asks_in_every_mode(session, name, tool_input)
     if why:
@@ -936,7 +1044,7 @@ def stop_hook_sends_back(session, text, sent_back):
     STOP_HOOK_LIMIT times the turn ends anyway. A subagent's answer goes to the SubagentStop
     hooks instead, which also get its description."""
     event = "SubagentStop" if session.subagent else "Stop"
-    details = {"description": session.subagent} if session.subagent else {}
+    details = {"description": session.subagent.description} if session.subagent else {}
     hooked = run_hooks(session, event, stop_hook_active=bool(sent_back), last_message=text,
                        **details)
     if hooked["decision"] != "block":
@@ -1381,6 +1489,18 @@ SUBAGENT_HIDDEN = {"agent", "todo_write", "enter_plan_mode", "exit_plan_mode",
                    "ask_user_question"}
 
 
+@dataclass
+class Subagent:
+    """What makes a session a subagent's (the main agent's has None): its task's description,
+    and the tools it is not offered."""
+    description: str  # the short label the agent call gave its task
+    hidden: frozenset = frozenset(SUBAGENT_HIDDEN)
+
+    @property
+    def label(self):  # how the screen and the trailer name it: subagent "Find greet"
+        return f'subagent "{one_line(self.description)}"'
+
+
 def subagent_system_prompt(workdir):
     return (
         f"You are a subagent: another agent gave you one task. Your working directory is "
@@ -1421,29 +1541,29 @@ def agent(session, description, prompt):
     if not description.strip() or not prompt.strip():
         raise ToolError("agent needs a non-empty description and prompt.")
     # The child is the parent's session (client, workdir, modes, rules, hooks, trace) with a
-    # history, notes, todos and counts of its own; its lines go four spaces further in.
+    # conversation of its own, the prompt its one message; its lines go four spaces further in.
     child = replace(
         session,
-        messages=[{"role": "user", "content": [{"type": "text", "text": prompt}]}],
-        subagent=description, indent=session.indent + 4, notes=[], todos=[], tokens=0,
-        max_calls=min(SUBAGENT_MAX_CALLS, session.max_calls - session.calls),
-        measured=None, summarised=False, compactions=0, prompt=prompt,  # its own context
-        approved_plan=())
+        conversation=Conversation(messages=[
+            {"role": "user", "content": [{"type": "text", "text": prompt}]}], prompt=prompt),
+        subagent=Subagent(description), indent=session.indent + 4,
+        max_calls=min(SUBAGENT_MAX_CALLS, session.max_calls - session.calls))
     answer, spent = run_subagent(session, child)  # ToolError if it ends without an answer
     return f"{cut_answer(answer)}\n\n{spent}"
 
 
 def offered_tools(session):
-    """The tools a request offers: plan mode's choice; for a subagent, less SUBAGENT_HIDDEN."""
+    """The tools a request offers: plan mode's choice; for a subagent, less its hidden ones."""
     if session.subagent:
-        return [tool for tool in tools_for(session) if tool["name"] not in SUBAGENT_HIDDEN]
+        hidden = session.subagent.hidden
+        return [tool for tool in tools_for(session) if tool["name"] not in hidden]
     return tools_for(session)
 
 
 def subagent_refuses(session, name, tool_input):
     """Why a subagent may not make this call, or None. In plan mode it may only read, as its
     parent: plan mode's own test, said in words for a subagent, which has no plan to submit."""
-    if session.subagent and name in SUBAGENT_HIDDEN:
+    if session.subagent and name in session.subagent.hidden:
         return (f"Denied: a subagent cannot use {name}. Do the task with bash and the file "
                 "tools, and end with your report.")
     if session.subagent and session.plan_mode and not plan_mode_allows(session, name,
@@ -2320,7 +2440,7 @@ def run_subagent(session, child):
     how it ended without one (the trailer too). Ctrl-C goes on up, saying so. Whatever
     happens, its calls count in the parent's --max-calls, and an allow rule the user saved at
     its question stays saved."""
-    who = f'The subagent "{one_line(child.subagent)}"'
+    who = f"The {child.subagent.label}"
     if child.max_calls < 1:
         raise ToolError(f"{who} did not start: this prompt has made all its model calls "
                         f"(--max-calls {session.max_calls}).")
@@ -2335,8 +2455,8 @@ def run_subagent(session, child):
         failed = f"{who} stopped without an answer: {str(stopped).strip('[]')}"
     except KeyboardInterrupt:
         spent = trailer(child, CLOCK() - started)
-        raise KeyboardInterrupt(f"Interrupted by the user. {who} gave no answer.\n\n"
-                                f"{spent}") from None
+        raise SubagentInterrupted(f"Interrupted by the user. {who} gave no answer.\n\n"
+                                  f"{spent}") from None
     finally:
         session.calls += child.calls
         session.settings = child.settings  # a rule saved at the child's question
@@ -2352,6 +2472,15 @@ def run_subagent(session, child):
     return answer, spent
 
 
+class SubagentInterrupted(KeyboardInterrupt):
+    """Ctrl-C while a subagent ran: it goes on up as any Ctrl-C does, with the result its agent
+    call gets (how far the subagent got, and what it spent)."""
+
+    def __init__(self, result):
+        super().__init__()
+        self.result = result
+
+
 def cut_answer(answer):
     if len(answer) <= SUBAGENT_ANSWER_LIMIT:
         return answer
@@ -2364,7 +2493,7 @@ def trailer(child, seconds):
     whole and rounded down (a run that takes well under one says 0 s, run after run)."""
     tool_calls = sum(block.get("type") == "tool_use" for message in child.messages
                      if message["role"] == "assistant" for block in message["content"])
-    return (f'[subagent "{one_line(child.subagent)}": {child.calls} model '
+    return (f"[{child.subagent.label}: {child.calls} model "
             f"call{'s' if child.calls != 1 else ''}, {tool_calls} tool "
             f"call{'s' if tool_calls != 1 else ''}, {child.tokens:,} tokens, "
             f"{int(seconds)} s]")
@@ -2380,8 +2509,7 @@ def tokens_used(usage):
     """The tokens one call used, in (cache reads and writes included) and out; 0 if unsaid."""
     names = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
              "output_tokens")
-    counts = [getattr(usage, name, None) for name in names]
-    return sum(count for count in counts if isinstance(count, int) and not isinstance(count, bool))
+    return sum(usage_count(usage, name) or 0 for name in names)
 
 
 # ======================================================================
@@ -2451,7 +2579,7 @@ def measure(session, request, response):
     usage = getattr(response, "usage", None)
     tokens = tokens_used(usage)
     # unsaid, or no tokens at all (a scripted turn that states no usage): the estimate goes on
-    if not isinstance(getattr(usage, "input_tokens", None), int) or tokens == 0:
+    if usage_count(usage, "input_tokens") is None or tokens == 0:
         return
     reply = {"role": "assistant",
              "content": [block_to_dict(block) for block in response.content if not is_blank(block)]}
@@ -2634,17 +2762,6 @@ def run_bash(session, command):
 # TOOL RESULTS AND INPUT CHECKS
 # ======================================================================
 
-class ToolError(Exception):
-    """A tool failed in a way the model should hear about (is_error: true)."""
-
-
-def tool_result(tool_use_id, text, is_error=False):
-    result = {"type": "tool_result", "tool_use_id": tool_use_id, "content": encodable(text)}
-    if is_error:
-        result["is_error"] = True
-    return result
-
-
 def encodable(text):
     """The text as UTF-8 can carry it. A file name that is not UTF-8 (caf\xe9.txt) reaches Python
     with a lone surrogate, which no request can encode: every later call would fail. Each such
@@ -2722,19 +2839,6 @@ def input_problem(name, schema, tool_input):
 API_TIMEOUT = anthropic.Timeout(300, connect=10)  # seconds for a whole reply; to connect
 
 
-def build_request(session):
-    system = (subagent_system_prompt if session.subagent else system_prompt)(session.workdir)
-    if session.live:  # the tools and this prompt begin every request: the API may cache them
-        system = [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
-    return {
-        "model": session.model,
-        "max_tokens": MAX_TOKENS,
-        "system": system,
-        "tools": offered_tools(session),
-        "messages": session.messages,
-    }
-
-
 def call_model(session, request, mark=None):
     """One model call. With --trace, append exactly what was sent and received (after `mark`,
     a key that says what the call was for, if it is not the loop's)."""
@@ -2766,12 +2870,12 @@ def call_model(session, request, mark=None):
                 for block in response.content]})
         record = {**(mark or {}), "request": request, "response": traced.to_dict(mode="json")}
         if session.subagent:  # a subagent's call: marked with its description
-            record = {"agent": session.subagent, **record}
+            record = {"agent": session.subagent.description, **record}
         with open(session.trace, "a", encoding="utf-8") as trace:
             trace.write(json.dumps(record) + "\n")
     session.tokens += tokens_used(getattr(response, "usage", None))
     if session.live:  # a subagent's tokens on a line of their own, under its agent call
-        who = f'subagent "{one_line(session.subagent)}" tokens' if session.subagent else "tokens"
+        who = f"{session.subagent.label} tokens" if session.subagent else "tokens"
         show_usage(getattr(response, "usage", None), session.indent, who)
     for block in [block for block in response.content if not sdk_knows(block)]:
         # Another provider's own kind of block: sent back, it could make every later call fail.
@@ -2804,20 +2908,6 @@ def is_too_long(error):
     message = (error.api_message or "").lower()
     return error.status_code == 413 or (error.status_code == 400 and any(
         words in message for words in ("prompt is too long", "exceed context limit")))
-
-
-def is_blank(block):
-    """The API refuses blank text blocks, and an empty assistant turn, in the history."""
-    return block.type == "text" and not block.text.strip()
-
-
-def block_to_dict(block):
-    """A response block as the plain dict the API takes back in `messages`."""
-    if block.type == "text":
-        return {"type": "text", "text": block.text}
-    if block.type == "tool_use":
-        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
-    return block.to_dict(mode="json")
 
 
 def describe_api_error(error):
@@ -2876,18 +2966,22 @@ def sdk_knows(block):
     return block.type in getattr(getattr(declared, "annotation", None), "__args__", ())
 
 
+def usage_count(usage, name):
+    """One count a reply's usage states, or None if it states none (a bool is not a count)."""
+    value = getattr(usage, name, None)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def show_usage(usage, indent=0, who="tokens"):
     """One faint line after a live call: the tokens in (of them, read from the prompt cache and
     written to it) and out. The trace keeps the usage exactly as the API sent it."""
     def count(name):
-        value = getattr(usage, name, None)
-        return value if isinstance(value, int) else 0
+        return usage_count(usage, name) or 0
 
     read, written = count("cache_read_input_tokens"), count("cache_creation_input_tokens")
     line = (f"{' ' * indent}  [{who}: {count('input_tokens') + read + written:,} in ({read:,} "
             f"read from the cache, {written:,} written to it), {count('output_tokens'):,} out]")
-    if not all(isinstance(getattr(usage, name, None), int)
-               for name in ("input_tokens", "output_tokens")):
+    if any(usage_count(usage, name) is None for name in ("input_tokens", "output_tokens")):
         line = f"{' ' * indent}  [{who}: the reply did not say how many]"
     print(f"\x1b[2m{line}\x1b[0m" if sys.stdout.isatty() else line, flush=True)
 
@@ -2966,12 +3060,30 @@ def spend_limit_reached(body):
 # ======================================================================
 
 @dataclass
+class Conversation:
+    """One conversation with the model: its history, and what belongs to it alone (later
+    chapters add the todo list, notes, counts). /clear starts a new one; so does a subagent."""
+    messages: list = field(default_factory=list)  # the history, as the API takes it
+    todos: list = field(default_factory=list)  # the model's todo list
+    rounds_since_todo: int = 0  # tool rounds since the last todo_write that passed
+    notes: list = field(default_factory=list)  # texts for the next user turn
+    calls: int = 0  # model calls made for the prompt (a subagent's: for its task)
+    tokens: int = 0  # tokens its model calls used, in and out
+    measured: tuple | None = None  # the last reply's tokens, and the characters they count
+    summarised: bool = False  # a summary was made, and no reply has come under --compact-at
+    compactions: int = 0  # summaries made in this conversation
+    prompt: str = ""  # the user's last prompt
+    approved_plan: tuple = ()  # the plan file written at the user's approval, and its text
+    replies: int = 0  # replies the loop's calls brought (a summary's not counted)
+
+
+@dataclass
 class Session:
     client: object
     model: str
     workdir: Path
     trace: Path | None = None
-    messages: list = field(default_factory=list)
+    conversation: Conversation = field(default_factory=Conversation)  # the one the loop runs
     args: object = None  # the command line it was made from, for /restart
     live: bool = False  # the real API answers: prompt caching, and a line of usage per call
     max_calls: int = MAX_CALLS  # model calls one prompt may make (--max-calls)
@@ -2981,49 +3093,25 @@ class Session:
     mode: str = "default"  # the permission mode
     settings: dict = field(default_factory=dict)  # .agent/settings.json
     hooks: list = field(default_factory=list)  # Hook objects, in the order they run
-    todos: list = field(default_factory=list)  # the model's todo list
-    rounds_since_todo: int = 0  # tool rounds since the last todo_write that passed
     session_id: str = field(default_factory=new_session_id)
     plan_mode: bool = False  # a flag beside the permission mode, not one of its values
-    notes: list = field(default_factory=list)  # texts for the next user turn
-    subagent: str = ""  # the description of the task a subagent does; "" for the main agent
+    subagent: Subagent | None = None  # what makes it a subagent's; None for the main agent
     indent: int = 0  # where its lines start on the screen: a subagent's, under its agent call
-    calls: int = 0  # model calls made for the prompt (a subagent's: for its task)
-    tokens: int = 0  # tokens its model calls used, in and out
     clear_at: int = CLEAR_AT  # tokens of context that clear old tool results (--clear-at)
     compact_at: int = COMPACT_AT  # tokens of context that summarise the history (--compact-at)
-    measured: tuple | None = None  # the last reply's tokens, and the characters they count
-    summarised: bool = False  # a summary was made, and no reply has come under --compact-at
-    compactions: int = 0  # summaries made in this session
-    prompt: str = ""  # the user's last prompt
-    approved_plan: tuple = ()  # the plan file written at the user's approval, and its text
-    replies: int = 0  # replies the loop's calls brought (a summary's not counted)
 
+    # The conversation's fields are read and set on the session: session.messages is
+    # session.conversation.messages, and so is each field a later chapter adds to Conversation.
+    def __getattr__(self, name):  # called only for a name the session itself does not have
+        if name in Conversation.__dataclass_fields__:
+            return getattr(self.conversation, name)
+        raise AttributeError(f"'Session' object has no attribute {name!r}")
 
-def add_user_blocks(messages, blocks):
-    """Add blocks to the user turn at the end of the history, or start one.
-
-    Roles must alternate. After an interrupted turn the history can already end
-    with a user turn; the next prompt then joins it instead of following it.
-    """
-    if messages and messages[-1]["role"] == "user":
-        messages[-1]["content"].extend(blocks)
-    else:
-        messages.append({"role": "user", "content": list(blocks)})
-
-
-def add_assistant_blocks(messages, blocks):
-    """Add blocks to the assistant turn at the end of the history, or start one: a turn the
-    API paused (pause_turn) goes on in the same assistant turn. A tool input nested too
-    deeply to copy or send again is kept as {}; its tool result says why. Every string is made
-    encodable: a lone surrogate in model text would fail every later request."""
-    blocks = [dict(block, input={}) if block["type"] == "tool_use" and too_deep(block["input"])
-              else block for block in blocks]
-    blocks = [encodable_value(block) for block in blocks]
-    if messages and messages[-1]["role"] == "assistant":
-        messages[-1]["content"].extend(blocks)
-    else:
-        messages.append({"role": "assistant", "content": list(blocks)})
+    def __setattr__(self, name, value):
+        if name in Conversation.__dataclass_fields__:
+            setattr(self.conversation, name, value)
+        else:
+            super().__setattr__(name, value)
 
 
 def show(text, indent=0):
@@ -3149,15 +3237,6 @@ def assistant_turns(messages):
     return sum(message["role"] == "assistant" for message in messages)
 
 
-class TurnStopped(Exception):
-    """The turn cannot go on: the line that says why, and whether its prompt must be forgotten
-    (a refused prompt, or one the conversation no longer has room for)."""
-
-    def __init__(self, line, forget_prompt=False):
-        super().__init__(line)
-        self.forget_prompt = forget_prompt
-
-
 class PlanRejected(ToolError):
     """The user turned the plan down: the call's error. Their answer is not a round of work,
     so it brings no todo reminder; ends_turn: they said no, rather than giving feedback, and
@@ -3167,35 +3246,6 @@ class PlanRejected(ToolError):
         super().__init__(line)
         self.ends_turn = ends_turn
         self.results = []
-
-
-def finish_reply(session, response, tool_uses):
-    """A reply that did not stop for tools: its tool calls do not run, but each gets a result,
-    so that the history stays valid. Raises TurnStopped unless the model ended its turn well."""
-    stop_reason = response.stop_reason
-    if tool_uses:
-        not_run = f"Not run: the reply stopped with {stop_reason}."
-        add_user_blocks(session.messages, [tool_result(block["id"], not_run, is_error=True)
-                                           for block in tool_uses])
-    if stop_reason in ("end_turn", "tool_use", "stop_sequence"):
-        return
-    line = STOP_MESSAGES.get(stop_reason, f"[The model stopped: {stop_reason}.]")
-    explanation = getattr(getattr(response, "stop_details", None), "explanation", None)
-    if stop_reason == "refusal" and isinstance(explanation, str) and explanation.strip():
-        line = f"[The model declined to continue: {' '.join(explanation.split())[:300]}]"
-    raise TurnStopped(line, forget_prompt=stop_reason in FORGET_PROMPT)
-
-
-STOP_MESSAGES = {
-    "max_tokens": f"[The reply was cut off at max_tokens ({MAX_TOKENS}).]",
-    "refusal": "[The model declined to continue.]",
-    "model_context_window_exceeded":
-        "[The conversation no longer fits the model's context window: /clear starts a new one.]",
-    "pause_turn": "[The model paused its turn, and it could not be sent back to go on.]",
-}
-# The API asks for a refused prompt to be taken back, or later prompts are refused too; a
-# conversation too long for the context window only grows with each prompt.
-FORGET_PROMPT = {"refusal", "model_context_window_exceeded"}
 
 
 def forget_turn(session, before):
@@ -3499,33 +3549,19 @@ def make_session(args):
         banner = [f"{CHAPTER} · offline ({why}): the scripted model plays {script_path}"]
         if script.get("prompt"):
             banner.append(f"the script was written for: {script['prompt']}")
+        workdir = made_workdir(args.workdir) if args.workdir else fresh_workspace()
+        tool_environment = {"HOME": str(workdir)}  # whatever a script says, `~` is the copy
+        banner.append(f"workdir: {workdir}  (also HOME for the tools, offline)")
+        if not args.workdir:
+            banner.append(f"(a fresh copy of workspace/, kept after the run to look at; "
+                          f"rm -rf {workdir.parent} removes them all)")
     else:
         client = live_client()
         model = os.environ.get("MODEL_ID") or DEFAULT_MODEL
         banner = [f"{CHAPTER} · live: {model} at {client.base_url}"]
-    if args.workdir:
-        workdir = args.workdir.resolve()
-        workdir.mkdir(parents=True, exist_ok=True)
-    elif offline:  # in a folder of the learner's own: no one else's copies are in it
-        own = Path(tempfile.gettempdir()) / f"build-an-agent-{os.getuid()}"
-        own.mkdir(mode=0o700, exist_ok=True)
-        if own.is_symlink() or own.stat().st_uid != os.getuid() or own.stat().st_mode & 0o022:
-            raise OSError(f"{own} is not a folder of yours that only you can write to: "
-                          "remove it, or set TMPDIR to another folder")
-        workdir = Path(tempfile.mkdtemp(prefix=f"{PROMPT_LABEL}-", dir=own))
-        shutil.copytree(HERE / "workspace", workdir, dirs_exist_ok=True)
-        workdir = workdir.resolve()
-    else:
-        workdir = Path.cwd().resolve()
-    tool_environment = {}
-    if offline:  # whatever a script says, `~` is the scratch copy
-        tool_environment["HOME"] = str(workdir)
-        banner.append(f"workdir: {workdir}  (also HOME for the tools, offline)")
-    else:
+        workdir = made_workdir(args.workdir) if args.workdir else Path.cwd().resolve()
+        tool_environment = {}
         banner.append(f"workdir: {workdir}")
-    if offline and not args.workdir:
-        banner.append(f"(a fresh copy of workspace/, kept after the run to look at; "
-                      f"rm -rf {workdir.parent} removes them all)")
     if args.trace:
         open(args.trace, "a").close()  # a trace that cannot be written fails now, not mid-session
     settings = load_settings(workdir)
@@ -3544,6 +3580,26 @@ def make_session(args):
     if args.plan:
         banner.append(enter_plan(session))
     return session, banner
+
+
+def made_workdir(path):
+    """The folder --workdir names, made if it is missing."""
+    workdir = path.resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    return workdir
+
+
+def fresh_workspace():
+    """Offline without --workdir: a fresh copy of workspace/, in a folder of the learner's own
+    (no one else's copies are in it)."""
+    own = Path(tempfile.gettempdir()) / f"build-an-agent-{os.getuid()}"
+    own.mkdir(mode=0o700, exist_ok=True)
+    if own.is_symlink() or own.stat().st_uid != os.getuid() or own.stat().st_mode & 0o022:
+        raise OSError(f"{own} is not a folder of yours that only you can write to: "
+                      "remove it, or set TMPDIR to another folder")
+    workdir = Path(tempfile.mkdtemp(prefix=f"{PROMPT_LABEL}-", dir=own))
+    shutil.copytree(HERE / "workspace", workdir, dirs_exist_ok=True)
+    return workdir.resolve()
 
 
 def read_line(prompt):
@@ -3585,10 +3641,7 @@ def command_restart(session, argument):
 
 def command_clear(session, argument):
     """/clear starts a new conversation; the rest of the session stays as it is."""
-    session.messages.clear()
-    session.todos, session.rounds_since_todo = [], 0  # the model's notes on what is gone
-    session.measured, session.summarised = None, False
-    session.prompt, session.approved_plan = "", ()  # they belong to the conversation
+    session.conversation = Conversation()
     # The new conversation has not heard of plan mode yet.
     session.notes = [PLAN_MODE_ENTERED] if session.plan_mode else []
     where = ""

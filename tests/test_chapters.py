@@ -243,9 +243,20 @@ def test_scenario_runs_leave_the_repository_untouched(run):
 # ======================================================================
 
 
+def model_calls(path):
+    """The trace's lines of model calls: from s11 on, a server's messages have lines of their
+    own, {"mcp": SERVER, ...} (pinned in tests/test_s11_mcp.py)."""
+    return [line for line in read_trace(path) if "mcp" not in line]
+
+
 def test_trace_has_one_line_per_model_call_with_exactly_the_request_and_response(run):
-    calls = read_trace(run.base / "trace.jsonl")
+    calls = model_calls(run.base / "trace.jsonl")
     chapter = load_chapter(run.name)
+    # each other line is one message to or from a server (or its exit), and only from s11 on
+    servers = [line for line in read_trace(run.base / "trace.jsonl") if "mcp" in line]
+    assert [sorted(line) for line in servers if sorted(line) not in (
+        ["mcp", "send"], ["mcp", "receive"], ["exited", "mcp"])] == []
+    assert bool(servers) == hasattr(chapter, "start_servers")
 
     summaries = summary_calls(chapter, calls)
     # a subagent's call (s07) is marked with its description, and a summary request (s08) with
@@ -289,7 +300,7 @@ def test_trace_requests_grow_by_the_answer_and_a_result_for_each_tool_use(run):
     # the summary.
     chapter = load_chapter(run.name)
     pairs = []
-    for calls in lanes(read_trace(run.base / "trace.jsonl")):
+    for calls in lanes(model_calls(run.base / "trace.jsonl")):
         summaries = summary_calls(chapter, calls)
         loop = [call for number, call in enumerate(calls) if number not in summaries]
         # the pairs (by their second call's place in `loop`) that a summary request came between
@@ -338,13 +349,13 @@ def cleared_as_sent(chapter, history, sent):
 
 def test_the_run_shows_every_tool_call_of_the_trace(run):
     chapter = load_chapter(run.name)
-    calls = read_trace(run.base / "trace.jsonl")
-    assert call_lines(run.oneshot.stdout) == [
-        " " * (4 if "agent" in call else 0) + f"  > {chapter.call_summary(block)}"
-        for call in calls
-        for block in call["response"]["content"]
-        if block["type"] == "tool_use"
-    ]
+    calls = model_calls(run.base / "trace.jsonl")
+    expected = []
+    for call in calls:
+        chapter.TOOLS = call["request"]["tools"]  # from s11 on, a server's tools are among them
+        expected += [" " * (4 if "agent" in call else 0) + f"  > {chapter.call_summary(block)}"
+                     for block in call["response"]["content"] if block["type"] == "tool_use"]
+    assert call_lines(run.oneshot.stdout) == expected
 
 
 def test_a_trace_replayed_with_script_runs_the_same_tool_calls_and_ends_the_same(run):
@@ -354,8 +365,12 @@ def test_a_trace_replayed_with_script_runs_the_same_tool_calls_and_ends_the_same
         run.replay.stdout.splitlines()[-len(final_text(run.name).splitlines()) :]
         == final_text(run.name).splitlines()
     )
-    recorded, replayed = read_trace(run.base / "trace.jsonl"), read_trace(run.base / "replay.jsonl")
+    recorded = model_calls(run.base / "trace.jsonl")
+    replayed = model_calls(run.base / "replay.jsonl")
     assert [call["response"] for call in replayed] == [call["response"] for call in recorded]
+    # the replay started the servers as the run did, and they heard the same
+    assert [line for line in read_trace(run.base / "replay.jsonl") if "mcp" in line] == [
+        line for line in read_trace(run.base / "trace.jsonl") if "mcp" in line]
 
 
 # ======================================================================
@@ -479,7 +494,11 @@ def test_the_idea_comes_before_the_harness_banner_and_the_new_sections_end_it(na
     harness = "".join(text for section, (_, text) in found if section not in idea)
     assert [
         definition
-        for definition in ("def agent_loop(", "def run_turn(", "\nTOOLS = ")
+        for definition in ("def agent_loop(", "def run_turn(", "\nTOOLS = ",
+                           # the steps the loop takes, and what a tool gives back
+                           "def build_request(", "def block_to_dict(", "def add_user_blocks(",
+                           "def add_assistant_blocks(", "def finish_reply(", "class TurnStopped(",
+                           "def tool_result(", "class ToolError(")
         if definition in harness
     ] == []
 

@@ -51,6 +51,9 @@ def test_each_chapter_sends_the_tools_of_the_one_before_and_its_own():
         "s10_skills": ["bash", "read_file", "write_file", "edit_file", "glob", "todo_write",
                        "enter_plan_mode", "exit_plan_mode", "ask_user_question", "agent",
                        "skill"],
+        # s11's servers add their tools when they start: what every request begins with is s10's
+        "s11_mcp": ["bash", "read_file", "write_file", "edit_file", "glob", "todo_write",
+                    "enter_plan_mode", "exit_plan_mode", "ask_user_question", "agent", "skill"],
     }
 
 
@@ -61,4 +64,5 @@ def test_a_subagent_is_offered_the_tools_of_its_parent_less_those_that_plan_nest
         "s08_compact": ["bash", "read_file", "write_file", "edit_file", "glob"],
         "s09_memory": ["bash", "read_file", "write_file", "edit_file", "glob"],
         "s10_skills": ["bash", "read_file", "write_file", "edit_file", "glob"],
+        "s11_mcp": ["bash", "read_file", "write_file", "edit_file", "glob"],
     }

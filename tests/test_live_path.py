@@ -25,6 +25,7 @@ import copy
 import json
 import socket
 from concurrent.futures import ThreadPoolExecutor
+from types import SimpleNamespace
 
 import anthropic
 import anthropic._base_client
@@ -370,6 +371,7 @@ CLEARED = {
 CLEARED["s07_subagents"] = CLEARED["s06_plan_mode"]  # a subagent's history lives in its call
 CLEARED["s09_memory"] = CLEARED["s08_compact"]  # AGENTS.md is read again at the next prompt
 CLEARED["s10_skills"] = CLEARED["s08_compact"]  # so are the skills; those used are forgotten
+CLEARED["s11_mcp"] = CLEARED["s08_compact"]  # the MCP servers go on running, as the session does
 
 
 @pytest.mark.parametrize("name, kind", [(name, kind) for name in COMPACTING for kind in TOO_LONG])
@@ -817,6 +819,21 @@ def test_a_reply_whose_usage_is_null_says_so_in_its_line(edge, api, tmp_path, ca
 
     assert said(capsys) == ["  [tokens: the reply did not say how many]", "Hi."]
     assert session.messages == [user(text("hi")), assistant(text("Hi."))]
+
+
+def test_a_usage_that_counts_in_booleans_states_no_count(edge, api, tmp_path, capsys):
+    # True is an int to Python, not a count of tokens: the line and every counter agree on it.
+    session = live_session(edge, api, tmp_path)
+    body = json.loads(message(text("Hi.")).body)
+    body["usage"] = {"input_tokens": True, "output_tokens": 4, "cache_read_input_tokens": False}
+    api.answer(raw(json.dumps(body).encode()))
+
+    assert edge.run_turn(session, "hi") is True
+
+    assert said(capsys) == ["  [tokens: the reply did not say how many]", "Hi."]
+    usage = SimpleNamespace(input_tokens=True, output_tokens=4)
+    assert [edge.usage_count(usage, name) for name in ("input_tokens", "output_tokens")] == [
+        None, 4]
 
 
 def test_an_unknown_stop_reason_ends_the_turn_with_one_line_and_a_history_that_goes_on(

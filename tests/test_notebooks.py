@@ -79,12 +79,20 @@ IDEA_SHOWS = {
         r"a body in the first request: False",
         r"the skill's result:\n +Record this change in CHANGELOG\.md: tally\.py takes",
     ],
+    "s11_mcp": [
+        r"tracker send    initialize\ntracker receive the answer to id 1\n"
+        r"tracker send    notifications/initialized\ntracker send    tools/list\n",
+        r"tracker send    tools/call\ntracker receive the answer to id 3\n-- a model call",
+        re.escape("offered: ['mcp__tracker__list_issues', 'mcp__tracker__read_issue', "
+                  "'mcp__tracker__close_issue']"),
+    ],
 }
 
 # The chapter's questions, and the scripted answer printed after each, in order.
 QUESTIONS = {
     "s03_permissions": ["[n] no: [scripted] y\n"],
     "s09_memory": ["[n] no: [scripted] n\n"],
+    "s11_mcp": ["[n] no: [scripted] y\n"] * 3,  # the server, read_issue, close_issue
     "s06_plan_mode": [  # the model's question (ask_user_question), then the plan approval
         "      2. No: Change greet.py only; README.md stays as it is.\n"
         "    a number (1-2), your own answer, or empty to skip: [scripted] 2\n",

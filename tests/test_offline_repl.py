@@ -248,6 +248,8 @@ HELP = {
                    "/compact", "/memory", "/remember"],
     "s10_skills": ["/help", "/restart", "/clear", "/mode", "/todos", "/plan", "/context",
                    "/compact", "/memory", "/remember", "/skills"],
+    "s11_mcp": ["/help", "/restart", "/clear", "/mode", "/todos", "/plan", "/context",
+                "/compact", "/memory", "/remember", "/skills", "/mcp"],
 }
 
 
@@ -346,12 +348,16 @@ def test_a_restart_that_fails_keeps_the_session(chapter, tmp_path, capsys):
 def test_the_repl_forgives_a_wrong_prompt_and_restart_plays_the_scenario_again(name, tmp_path):
     script = scenario(name)
     answers = script.get("answers", [])
+    # From s11, the first prompt starts the MCP servers, each after its question: the first
+    # answer says yes to the scenario's server, at "hello?"; after /restart, at the prompt.
+    served = int(name >= "s11")
     stdin = "".join(
         f"{line}\n"
         for line in [
             "hello?",
+            *answers[:served],
             script["prompt"],
-            *answers,
+            *answers[served:],
             "/restart",
             script["prompt"],
             *answers,
@@ -362,7 +368,9 @@ def test_the_repl_forgives_a_wrong_prompt_and_restart_plays_the_scenario_again(n
     assert (result.returncode, result.stderr) == (0, "")
     out = result.stdout.splitlines()
     at = out.index(f"{label(name)} >> hello?")
-    assert out[at + 1 : at + 3] == HONEST.format(script["prompt"]).splitlines()
+    honest = HONEST.format(script["prompt"]).splitlines()
+    at += out[at:].index(honest[0]) - 1  # (s11: after the server's question and its line)
+    assert out[at + 1 : at + 3] == honest
     # (s04: its Stop hook finds the tests failing and sends the model back; it answers the same)
     assert out.index(f"{label(name)} >> {script['prompt']}") > at
     restarted = [line for line in out if line.startswith("[Restarted: ")]

@@ -5,8 +5,10 @@ reviewed golden file) and what its parent gets back: a harness that leaked the p
 into the child, the child's calls into the parent, or offered `agent` to the child fails them.
 """
 
+import copy
 import json
 import shutil
+from dataclasses import dataclass, field
 
 import anthropic
 import pytest
@@ -171,6 +173,32 @@ def test_live_the_childs_tokens_have_a_line_of_their_own(s07, workdir, capsys):
         f"    {trailer(1, 0, tokens=307)}",
         "  [tokens: 950 in (0 read from the cache, 0 written to it), 3 out]",
     ]
+
+
+def test_a_field_a_later_chapter_adds_to_the_conversation_starts_fresh_in_a_child(workdir):
+    # s08, with one more field in its Conversation, as a later chapter would add it: agent()
+    # is not told of it, and the child still starts with its default, not the parent's value.
+    s08 = load_chapter("s08_compact")
+
+    @dataclass
+    class Grown(s08.Conversation):
+        skills: list = field(default_factory=list)
+
+    s08.Conversation = Grown
+    starts, run_subagent = [], s08.run_subagent
+
+    def watched(session, child):
+        starts.append(copy.deepcopy(child.conversation))
+        return run_subagent(session, child)
+
+    s08.run_subagent = watched
+    client = FakeClient(reply(ASKED, CALL), reply(text(ANSWER)), reply(text("Done.")))
+    session = new_session(s08, client, workdir, skills=["the parent's"], todos=[{"x": 1}],
+                          rounds_since_todo=2, notes=["a note"], measured=(5, 5), compactions=1)
+    assert s08.run_turn(session, PROMPT) is True
+
+    assert starts == [Grown(messages=[user(text(TASK))], prompt=TASK)]
+    assert (session.skills, session.todos) == (["the parent's"], [{"x": 1}])
 
 
 # ---- every way a subagent ends without an answer ---------------------------------------------
@@ -532,8 +560,9 @@ def test_a_subagent_is_given_none_of_the_parents_state(name, workdir):
     seen = {}
     real = s07.run_subagent
 
-    def spy(parent, child):
-        seen.update(json.loads(json.dumps(vars(child), default=str)))
+    def spy(parent, child):  # the session's fields, its conversation's, and its description
+        fields = {**vars(child), **vars(child.conversation), "subagent": child.subagent.description}
+        seen.update(json.loads(json.dumps(fields, default=str)))
         return real(parent, child)
 
     s07.run_subagent = spy

@@ -146,6 +146,7 @@ NEXT_STAGE = {  # each chapter's code at the next stage: its first failing check
     "s08 at s09": ("s09.memory_first", "does not hold 'rule-user-wqsqrl', the text of the "
                    "user's AGENTS.md. It should hold the user's ~/.agent/AGENTS.md, then the "
                    "project root's, then the workdir's, in that order"),
+    "s10 at s11": ("s11.handshake", "Read .mcp.json, ask, then start its command with its args."),
     "s09 at s10": ("s10.catalog", "Every request should carry the catalog: for each skill in "
                    ".agent/skills/NAME/SKILL.md that the model may use, its name and description"),
 }
@@ -181,6 +182,7 @@ FIRST_READ_ELSEWHERE = {
     "s04.matchers:substring": "s04.hook_before_question",
     "s05.reminder_after_results:own_turn": "s05.invalid_list", "s07.child_hidden": "s07.child_runs",
     "s07.only_the_answer:shared": "s07.child_history", "s08.summary_request": "s08.too_long",
+    "s11.asks_before_call": "s11.deny_rule",
 }
 
 
@@ -657,4 +659,22 @@ FIRST_LINES = {  # the first line the checker prints under the failing check (se
     'The messages of request 5, the new history after the summary, do not hold the body of',
     's10.slash_name':
     'Request 1\'s user message is [{"role": "user", "content": "/three-pdbnnj version-shbqvo"}];',
+    's11.handshake':
+    'Your program sent no request before it ended. It exited with status 1; its stderr ends:',
+    's11.offered':
+    "Request 1 offers ['agent', 'ask_user_question', 'bash', 'edit_file', 'exit_plan_mode',",
+    's11.offered:schema':
+    'Request 1 offers mcp__server-kuqmnw__echo with the input_schema {"type": "object",',
+    's11.call_text':
+    'The server heard the tools/call requests [{"jsonrpc": "2.0", "id": 3, "method":',
+    's11.is_error':
+    'The call mcp__server-kuqmnw__fail {"text": "why-vyflmt"} got the result \'failed:',
+    's11.deny_rule':
+    "The call mcp__server-hytqob__picture {} got the result 'a transparent pixel' without",
+    's11.none_left':
+    'The server was still running after your program ended. End each server before the program',
+    's11.asks_to_start':
+    'The server server-arwczb ran, though the answers on stdin were n: ask before starting each',
+    's11.asks_before_call':
+    'The server heard [{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name":',
 }

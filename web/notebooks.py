@@ -237,7 +237,10 @@ def scenario_cells():
     ]
 
 
-def session_cells():
+def session_cells(mcp=False):
+    # From s11, the trace holds a line for each message to or from an MCP server too.
+    calls = ('[call for call in map(json.loads, lines) if "mcp" not in call]' if mcp
+             else "[json.loads(line) for line in lines]")
     return [
         ("markdown", """
             ## A session in a scratch folder
@@ -257,7 +260,7 @@ def session_cells():
                  "response": the reply as JSON}.
                 """
                 lines = session.trace.read_text(encoding="utf-8").splitlines()
-                return [json.loads(line) for line in lines]
+                return CALLS
 
 
             @contextlib.contextmanager
@@ -309,7 +312,7 @@ def session_cells():
                     return block.get("type") == "tool_use" and block["id"] == result["tool_use_id"]
 
                 return find_blocks(answered)[0][2]
-        '''),
+        '''.replace("CALLS", calls)),
         ("code", r'''
             scratch = Path(tempfile.mkdtemp(prefix=f"{chapter.PROMPT_LABEL}-notebook-"))
             workdir = scratch / "workspace"  # where the tools act
@@ -325,7 +328,10 @@ def session_cells():
     ]
 
 
-def run_cells():
+def run_cells(mcp=False):
+    # From s11, the first prompt starts the MCP servers of .mcp.json, each after its question.
+    start = ("\n" + " " * 16 + "chapter.start_servers(session)  # asked first: at the first prompt"
+             if mcp else "")
     return [
         ("markdown", """
             ## Run it
@@ -335,11 +341,11 @@ def run_cells():
         """),
         ("code", r'''
             print(f"{chapter.PROMPT_LABEL} >> {script['prompt']}")
-            with scripted_answers(ANSWERS):
+            with scripted_answers(ANSWERS):START
                 finished = chapter.run_turn(session, script["prompt"])
             print(f"\nrun_turn() returned {finished}: {len(model_calls())} model calls "
                   f"in {session.trace.name}, {len(session.messages)} messages in the history")
-        '''),
+        '''.replace("START", start)),
         ("markdown", """
             ## One model call at a time
 
@@ -440,8 +446,9 @@ def cells_for(name, previous, root=ROOT):
     if previous is not None:
         cells += compare_cells()
     cells += scenario_cells()
-    cells += session_cells()
-    cells += run_cells()
+    mcp = "def start_servers(" in (root / name / "code.py").read_text(encoding="utf-8")
+    cells += session_cells(mcp)
+    cells += run_cells(mcp)
     cells.append(("markdown", data["idea"]))
     cells.append(("code", data["idea_code"], ["idea"]))
     cells.append(("markdown", data["piece"]))

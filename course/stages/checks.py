@@ -33,6 +33,7 @@ from course.stages import (  # noqa: F401
     s08,
     s09,
     s10,
+    s11,
 )
 from course.stages.common import CHECKS
 

@@ -8,7 +8,8 @@ Read only, and end with your report.` Reading runs as before. Any other descript
 now, and the parent's mode does not change.
 
 Hint: `offered_tools` and `subagent_refuses` decide for a subagent (`session.subagent` is its
-description); `plan_mode_allows` tells a call that changes nothing from one that may.
+`Subagent`: `description`, `hidden`); `plan_mode_allows` tells a call that changes nothing from
+one that may.
 """
 
 from pathlib import Path

@@ -4,7 +4,9 @@ It passes every stage of the checker (tests/test_stages.py). tests/stage_program
 edits it, one learner's mistake at a time, into programs that each fail one check.
 """
 
+import atexit
 import fnmatch
+import itertools
 import json
 import os
 import re
@@ -215,7 +217,7 @@ def is_read_only(command):
 
 
 def rule_matches(rule, name, tool_input):
-    match = re.fullmatch(r"(\w+)(?:\((.*)\))?", rule)
+    match = re.fullmatch(r"([\w-]+)(?:\((.*)\))?", rule)
     if not match or match[1] != name:
         return False
     subject = tool_input.get(SUBJECT.get(name), "")
@@ -240,6 +242,8 @@ def permitted(name, tool_input):
         raise ToolError("The user said no to a change of AGENTS.md.")
     if any(rule_matches(rule, name, tool_input) for rule in rules.get("allow", [])):
         return
+    if name.startswith("mcp__") and read(f"Allow {name}? [y/n] ") not in ("y", "yes"):
+        raise ToolError("The user said no.")
     if name in CHANGING or (name == "bash" and not is_read_only(subject)):
         if read(state["asker"] + f"Allow {name} {subject}? [y/n] ") not in ("y", "yes"):
             raise ToolError("The user said no.")
@@ -358,6 +362,75 @@ def agent(description, prompt):
 
 
 HANDLERS["agent"] = agent
+SERVERS = []  # the MCP servers started, each a process
+IDS = itertools.count(3)  # the ids of tools/call requests (1 and 2: the handshake's)
+
+
+def rpc(process, message):
+    """Send one JSON-RPC message, a line; for a request, read lines until its answer."""
+    process.stdin.write(json.dumps(message) + "\n")
+    process.stdin.flush()
+    while "id" in message:
+        answer = json.loads(process.stdout.readline())
+        if answer.get("id") == message["id"]:
+            return answer
+    return None
+
+
+def mcp_tool(process, tool):
+    def call(**arguments):
+        answer = rpc(process, {"jsonrpc": "2.0", "id": next(IDS), "method": "tools/call",
+                               "params": {"name": tool, "arguments": arguments}})
+        result = answer.get("result") or {}
+        words = "\n".join(item.get("text", "") for item in result.get("content", [])
+                          if item.get("type") == "text")
+        if answer.get("error") or result.get("isError"):
+            raise ToolError(words or json.dumps(answer.get("error")))
+        return words
+    return call
+
+
+def start_servers():
+    """Each server of .mcp.json, asked first: the handshake, then its tools join TOOLS."""
+    path = WORKDIR / ".mcp.json"
+    servers = json.loads(path.read_text()).get("mcpServers", {}) if path.exists() else {}
+    for server, entry in servers.items():
+        command = [entry["command"], *entry.get("args", [])]
+        if read(f"Start the MCP server {server}: {shlex.join(command)}? [y/n] ") not in ("y",
+                                                                                       "yes"):
+            continue
+        process = subprocess.Popen(command, cwd=WORKDIR, text=True, stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE,
+                                   env={**os.environ, **entry.get("env", {})})
+        SERVERS.append(process)
+        rpc(process, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "good", "version": "1"}}})
+        rpc(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        listed = rpc(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        for found in listed["result"]["tools"]:
+            full = f"mcp__{server}__{found['name']}"
+            TOOLS.append({"name": full, "description": found.get("description", ""),
+                          "input_schema": found["inputSchema"]})
+            HANDLERS[full] = mcp_tool(process, found["name"])
+
+
+def stop_servers():
+    """Close each server's stdin, wait, then SIGTERM, then SIGKILL."""
+    for process in SERVERS:
+        process.stdin.close()
+        for stop in (None, process.terminate, process.kill):
+            if stop:
+                stop()
+            try:
+                process.wait(timeout=1)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+
+
+atexit.register(stop_servers)
+start_servers()
 
 
 def as_dict(block):
