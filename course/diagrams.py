@@ -9,10 +9,14 @@ screen reader reads:
     // title: s03: a permission check before every tool call
     // desc: The loop of s01. Before a tool runs, ...
 
-Rendering runs Debian's `dot -Tsvg` on a white background (so the picture reads the same in dark
-mode), then puts the title and the description first in the SVG (`role="img"`, with
-`aria-labelledby`), and a comment with the SHA-1 of the source, so that `--check` can tell a stale
-SVG without Graphviz. `--check` also holds the picture readable on a phone: shown 390 px wide, no
+Rendering runs Debian's `dot -Tsvg` on a white background, then puts the title and the
+description first in the SVG (`role="img"`, with `aria-labelledby`), and a comment with the SHA-1
+of the source, so that `--check` can tell a stale SVG without Graphviz. Then it makes the picture
+follow the reader's colour scheme and fonts (`follow_the_reader`): a `<style>` gives each colour of
+the light picture its counterpart in dark mode (DARK, by the colour the source names: a colour with
+none is a `--check` problem), and the one font a source names gets a stack after it that ends in
+sans-serif (FONT_STACK), so that a reader without that font gets sans-serif text, not serif.
+`--check` also holds the picture readable on a phone: shown 390 px wide, no
 text is smaller than 12 px.
 """
 
@@ -33,6 +37,21 @@ SHA = re.compile(r"<!-- source sha1: ([0-9a-f]{40}) -->")
 HEADER = re.compile(r"^// (title|desc): (.+)$", re.MULTILINE)
 VIEW_BOX = re.compile(r'viewBox="[-\d.]+ [-\d.]+ ([\d.]+) [\d.]+"')
 FONT_SIZE = re.compile(r'font-size="([\d.]+)"')
+# Each colour the sources use, and what it becomes in dark mode (the site's dark palette:
+# web/assets/site.css): the background, the boxes, the lines and arrows, the text, and what is
+# "new here".
+DARK = {
+    "white": "#14181d",
+    "#eef2f7": "#243040",
+    "#4a5868": "#9fb0c3",
+    "#111111": "#e3e7ec",
+    "#ffe8a3": "#4a3a10",
+    "#8a5a00": "#f2bb5c",
+}
+UNCOLOURED = {"none", "transparent"}
+COLOUR = re.compile(r'(fill|stroke)="([^"]+)"')
+FONT = re.compile(r'font-family="([^",]+)"')
+FONT_STACK = ", Noto Sans, Noto Sans SC, PingFang SC, Microsoft YaHei, Helvetica, Arial, sans-serif"
 
 
 def sources(root=ROOT):
@@ -69,8 +88,26 @@ def render(source):
         "<svg", '<svg role="img" aria-labelledby="diagram-title diagram-desc"', 1)
     accessible = (f'\n<title id="diagram-title">{escape(fields["title"])}</title>'
                   f'\n<desc id="diagram-desc">{escape(fields["desc"])}</desc>')
-    return (SHA_LINE.format(source_sha(text)) + "\n" + opening + accessible
-            + svg[opening_end:])
+    return follow_the_reader(SHA_LINE.format(source_sha(text)) + "\n" + opening + accessible
+                             + svg[opening_end:])
+
+
+def dark_style(svg):
+    """The <style> that gives every colour of an SVG its dark counterpart (DARK), in the order
+    of DARK; colours with none are left out (problems() names them)."""
+    used = set(COLOUR.findall(svg))
+    rules = [f'  [{kind}="{colour}"] {{ {kind}: {DARK[colour]}; }}'
+             for colour in DARK for kind in ("fill", "stroke") if (kind, colour) in used]
+    return ("<style>\n@media (prefers-color-scheme: dark) {\n" + "\n".join(rules)
+            + "\n}\n</style>")
+
+
+def follow_the_reader(svg):
+    """The SVG with its dark-mode style after its <desc>, and its font followed by a stack that
+    ends in sans-serif."""
+    svg = FONT.sub(lambda found: f'font-family="{found[1]}{FONT_STACK}"', svg)
+    end = svg.index("</desc>") + len("</desc>")
+    return svg[:end] + "\n" + dark_style(svg) + svg[end:]
 
 
 def readable_width(svg):
@@ -100,6 +137,13 @@ def problems(source):
         if f'<{name} id="diagram-{name}">{escape(fields.get(name, ""))}</{name}>' not in svg \
                 or not fields.get(name):
             found.append(f"{svg_file.name} has no {name} for screen readers")
+    unknown = sorted({colour for _, colour in COLOUR.findall(svg)} - set(DARK) - UNCOLOURED)
+    if unknown:
+        found.append(f"{svg_file.name}: no dark-mode colour for {', '.join(unknown)}: add it to "
+                     "DARK in course/diagrams.py")
+    if dark_style(svg) not in svg or re.search(r'font-family="[^",]+"', svg):
+        found.append(f"{svg_file.name} does not follow the reader's colour scheme and fonts: "
+                     "run python -m course.diagrams")
     view_box = VIEW_BOX.search(svg)
     sizes = [float(size) for size in FONT_SIZE.findall(svg)]
     if view_box and sizes:

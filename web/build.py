@@ -52,6 +52,7 @@ from course import offline_environment  # noqa: E402, F401
 from course.translations import LANGUAGES  # noqa: E402
 from sitebuild import search  # noqa: E402
 from sitebuild.captions import (  # noqa: E402, F401
+    conversations,
     first_sentence,
     option_chosen,
     step_captions,
@@ -69,6 +70,7 @@ from sitebuild.pages import (  # noqa: E402
     compare_name,
     compare_page,
     home_page,
+    keep_options_whole,
     readme_chapter,
     readme_page,
     search_page,
@@ -154,7 +156,7 @@ def build(out_dir: Path, chapters_root: Path = ROOT, launch=run_process, temp_ro
     for lang in LANGUAGES:
         (out_dir / SUBFOLDER[lang]).mkdir(exist_ok=True)
     for name, text in sorted(pages.items()):
-        write(out_dir / name, text)
+        write(out_dir / name, keep_options_whole(text))
     images = dict(image for part in parts.values() for image in part["images"])
     for source, name in sorted(images.items()):
         shutil.copyfile(source, out_dir / "images" / name)

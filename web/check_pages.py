@@ -14,6 +14,13 @@ recorded run; a compare page in both layouts; each with every <details> open. It
 line per view, with the time axe took, and exits 1 if any view has a violation of serious or
 critical impact (the lesser ones are printed too).
 
+It checks each block once (BLOCKS): a code view, a diff, a message of the player, shown again
+as it was in the same boxes (a Chinese page's Code tab and diffs are the English page's; step 5
+shows the messages step 4 showed), is left out of the later views, which check the rest. Two
+Chromiums check at once (--jobs), each a page and its Chinese counterpart together, the
+largest first. Every page of both languages, light and dark: 1,386-1,639 s for 80 pages before,
+in one Chromium checking every element of every view.
+
 The browser tests (tests/test_web.py) run the same check on the largest page of each kind,
 and on the largest Chinese chapter page and the Chinese home page; .ci/run runs this command
 on every page of both languages. The Chinese pages are the English templates with other words
@@ -23,10 +30,13 @@ on every page of both languages. The Chinese pages are the English templates wit
 
 import argparse
 import json
+import multiprocessing
+import os
 import re
 import sys
 import time
 from dataclasses import dataclass
+from multiprocessing.managers import BaseManager
 from pathlib import Path
 
 WEB = Path(__file__).resolve().parent
@@ -119,6 +129,7 @@ class Result:
     scheme: str
     seconds: float
     violations: list  # (id, impact, number of nodes, first node's html)
+    left_out: int = 0  # blocks checked in a view before (BLOCKS)
 
     @property
     def blocking(self):
@@ -126,7 +137,8 @@ class Result:
 
     def line(self):
         found = ", ".join(f"{v[0]} ({v[1]}, {v[2]} nodes)" for v in self.violations) or "ok"
-        return f"{self.page}{self.view} [{self.scheme}]: {self.seconds:.1f} s: {found}"
+        before = f" ({self.left_out} blocks checked before)" if self.left_out else ""
+        return f"{self.page}{self.view} [{self.scheme}]: {self.seconds:.1f} s{before}: {found}"
 
 
 # Go to another view of the page shown, and wait until the page has handled it.
@@ -173,12 +185,76 @@ SAMPLE = """() => {
 UNSAMPLE = """() => document.querySelectorAll("[data-axe-sample]").forEach(
   (element) => element.removeAttribute("data-axe-sample"))"""
 
+# The blocks of a view that another view checked already, as they are (the same HTML inside,
+# in boxes of the same tags, ids, classes, backgrounds and opacity all the way up, in the same
+# colour scheme): the Code tab and the diffs of a Chinese page are the English page's, and the
+# player shows step after step the messages it showed before. axe leaves them out of a view
+# when a view before it saw them whole; what it found in them, it found there.
+BLOCKS = (".rows, .rows .lines > code > *, #step-view .message, div.hl, pre.terminal, .chart, "
+          ".lesson table")  # (a run of lines of one kind in a diff: most pairs share some)
+FINGERPRINTS = """(selector) => {
+  const hash = (text) => {  // FNV-1a, 53 bits: a fingerprint, not a secret
+    let h1 = 0x811c9dc5, h2 = 0x01000193;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      h1 = Math.imul(h1 ^ c, 16777619) >>> 0;
+      h2 = Math.imul(h2 ^ c, 2246822519) >>> 0;
+    }
+    return (h2 & 0x1fffff) * 4294967296 + h1;
+  };
+  const chains = new Map();  // each box's part worked out once (a diff has thousands of runs)
+  const chain = (up) => {
+    if (!up) return "";
+    if (!chains.has(up)) {
+      const style = getComputedStyle(up);
+      chains.set(up, `${up.tagName}#${up.id}.${Array.from(up.classList).sort().join(".")}|` +
+                     `${style.backgroundColor}|${style.backgroundImage}|${style.opacity}>` +
+                     chain(up.parentElement));
+    }
+    return chains.get(up);
+  };
+  return Array.from(document.querySelectorAll(selector)).map((block) =>
+    block.checkVisibility({ visibilityProperty: true })
+      ? `${hash(block.className + "|" + block.innerHTML)}:${hash(chain(block))}:` +
+        `${block.innerHTML.length}` : "");
+}"""
+MARK_SEEN = """([selector, indices]) => {
+  const blocks = document.querySelectorAll(selector);
+  for (const index of indices) blocks[index].setAttribute("data-axe-seen", "");
+}"""
+UNMARK_SEEN = """() => document.querySelectorAll("[data-axe-seen]").forEach(
+  (block) => block.removeAttribute("data-axe-seen"))"""
+
 # What axe.run is asked for: the violations (of the other results it keeps one node each), no
 # CSS selector made for each node found (a line names its HTML), and no preload: axe would fetch
 # the page's style sheets for css-orientation-lock, which a page opened from the disk refuses
 # (file://), and then run without them, as it does with preload off. The same results, with
 # less of axe's own work (about 6 % of a run on a page of code).
 OPTIONS = {"resultTypes": ["violations"], "selectors": False, "preload": False}
+
+
+class Seen:
+    """The blocks checked, by colour scheme, shared by the workers (a manager serves it)."""
+
+    def __init__(self):
+        self.found = {}
+
+    def known(self, scheme, prints):
+        return self.note(self.found.setdefault(scheme, set()), prints)
+
+    @staticmethod
+    def note(found, prints):
+        """The indices of the fingerprints in `found`; all of them are in it after."""
+        known = [index for index, one in enumerate(prints) if one and one in found]
+        found.update(one for one in prints if one)
+        return known
+
+
+class SeenManager(BaseManager):
+    pass
+
+
+SeenManager.register("Seen", Seen)
 
 
 class Checker:
@@ -198,11 +274,13 @@ class Checker:
             self.pages[scheme] = context.new_page()
         return self.pages[scheme]
 
-    def check(self, out, name, view="", scheme="light", sampled=False):
+    def check(self, out, name, view="", scheme="light", sampled=False, seen=None):
         """axe-core on one view of one page: its violations, and the time axe took.
 
         sampled=True checks colour contrast on one element of each kind (see SAMPLE) and
-        every other rule on the whole view, as the browser tests do; False checks it all."""
+        every other rule on the whole view, as the browser tests do; False checks it all.
+        With `seen`, the blocks' fingerprints checked before (see BLOCKS: a set, of this scheme,
+        or a Seen), the blocks of this view in it are left out, and the others added to it."""
         page = self.page(scheme)
         url = (Path(out).resolve() / name).as_uri()
         if page.url.split("#")[0] != url:
@@ -214,33 +292,75 @@ class Checker:
         page.evaluate("() => document.querySelectorAll('details').forEach(d => { d.open = true; })")
         page.evaluate("() => new Promise(requestAnimationFrame)")
         started = time.perf_counter()
+        left_out = 0
+        if seen is not None:
+            prints = page.evaluate(FINGERPRINTS, BLOCKS)
+            known = (Seen.note(seen, prints) if isinstance(seen, set)  # of one scheme
+                     else seen.known(scheme, prints))  # a Seen, shared by the workers
+            if known:
+                page.evaluate(MARK_SEEN, [BLOCKS, known])
+                left_out = len(known)
+        exclude = "[data-axe-seen]" if left_out else None
         if sampled:
             page.evaluate(SAMPLE)
             # One run: colour contrast sees only the samples, every other rule the whole view
             # (a second run would build axe's tree of the page again, a third of the time).
-            found = self.run(page, options=OPTIONS, contrast_of="[data-axe-sample]")
+            found = self.run(page, options=OPTIONS, contrast_of="[data-axe-sample]",
+                             exclude=exclude)
             page.evaluate(UNSAMPLE)
         else:
-            found = self.run(page, options=OPTIONS)
+            found = self.run(page, options=OPTIONS, exclude=exclude)
+        if left_out:
+            page.evaluate(UNMARK_SEEN)
         seconds = time.perf_counter() - started
         violations = [(v["id"], v["impact"], len(v["nodes"]), v["nodes"][0]["html"][:120])
                       for v in found]
-        return Result(name, view, scheme, seconds, violations)
+        return Result(name, view, scheme, seconds, violations, left_out)
 
-    def run(self, page, options, contrast_of=None):
+    def run(self, page, options, contrast_of=None, exclude=None):
         """axe.run in the page (the package's Axe.run, with the options given as JSON); with
-        `contrast_of`, a CSS selector, the colour-contrast rule checks only what it selects."""
+        `contrast_of`, a CSS selector, the colour-contrast rule checks only what it selects;
+        with `exclude`, one, axe leaves out what it selects."""
         if not page.evaluate("typeof axe !== 'undefined'"):  # once after each navigation
             page.evaluate(self.axe.axe_script)
-        script = """async ([options, contrastOf]) => {
+        script = """async ([options, contrastOf, exclude]) => {
           if (contrastOf) axe.configure({rules: [{id: "color-contrast", selector: contrastOf}]});
-          try { return await axe.run(document, options); } finally { axe.reset(); }
+          const context = exclude ? { exclude: [exclude] } : document;
+          try { return await axe.run(context, options); } finally { axe.reset(); }
         }"""
-        return page.evaluate(script, [options, contrast_of])["violations"]
+        return page.evaluate(script, [options, contrast_of, exclude])["violations"]
 
     def close(self):
         for page in self.pages.values():
             page.context.close()
+
+
+def tasks_of(names, out):
+    """The pages in tasks for the workers, the largest first: a page and its counterpart in the
+    other languages together (they share their code and diffs, checked once: BLOCKS)."""
+    groups = {}
+    for name in names:
+        groups.setdefault(Path(name).name, []).append(name)
+    return sorted(groups.values(), key=lambda group: -sum(
+        (Path(out) / name).stat().st_size for name in group))
+
+
+def worker(tasks, results, out, schemes, every_step, sampled, seen, left_out=True):
+    """One Chromium: checks each task's pages, view by view, until it gets None. `seen`: the
+    blocks checked by every worker (a Seen, through its manager)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        checker = Checker(browser)
+        for task in iter(tasks.get, None):
+            lines = [checker.check(out, name, view, scheme, sampled, seen if left_out else None)
+                     for name in task for scheme in schemes
+                     for view in views(out, name, every_step=every_step)]
+            results.put(lines)
+        checker.close()
+        browser.close()
+    results.put(None)
 
 
 def main(argv=None):
@@ -254,6 +374,11 @@ def main(argv=None):
     parser.add_argument("--light-only", action="store_true", help="skip the dark colour scheme")
     parser.add_argument("--sampled", action="store_true",
                         help="colour contrast on one element of each kind (as the tests do)")
+    parser.add_argument("--no-left-out", action="store_true",
+                        help="check every block in every view, as shown before (slower)")
+    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                        help="how many Chromiums check pages at once (default: 2, or 1 on one "
+                             "core)")
     args = parser.parse_args(argv)
     if not (args.out / "index.html").is_file():
         print(f"check_pages.py: no site in {args.out}: build it first (python web/build.py)",
@@ -262,22 +387,44 @@ def main(argv=None):
     pick = largest_pages if args.largest else pages_of
     names = args.pages or [name for lang in SUBFOLDER for name in pick(args.out, lang)]
     schemes = ["light"] if args.light_only else ["light", "dark"]
-    from playwright.sync_api import sync_playwright
-
     started = time.perf_counter()
-    failed = 0
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        checker = Checker(browser)
-        for name in names:
-            for scheme in schemes:
-                for view in views(args.out, name, every_step=not args.largest):
-                    result = checker.check(args.out, name, view, scheme, args.sampled)
-                    print(result.line(), flush=True)
-                    failed += bool(result.blocking)
-        checker.close()
-        browser.close()
-    print(f"{len(names)} pages checked in {time.perf_counter() - started:.0f} s: "
+    context = multiprocessing.get_context("spawn")  # each worker starts its own Playwright
+    tasks, results = context.Queue(), context.Queue()
+    jobs = max(1, min(args.jobs, len(names)))
+    for task in tasks_of(names, args.out):
+        tasks.put(task)
+    for _ in range(jobs):
+        tasks.put(None)
+    manager = SeenManager(ctx=context)
+    manager.start()
+    seen = manager.Seen()
+    workers = [context.Process(target=worker, args=(tasks, results, args.out, schemes,
+                                                    not args.largest, args.sampled, seen,
+                                                    not args.no_left_out))
+               for _ in range(jobs)]
+    for process in workers:
+        process.start()
+    failed = views_checked = left_out = 0
+    running = jobs
+    while running:
+        lines = results.get()
+        if lines is None:
+            running -= 1
+            continue
+        for result in lines:
+            print(result.line(), flush=True)
+            failed += bool(result.blocking)
+            views_checked += 1
+            left_out += bool(result.left_out)
+    for process in workers:
+        process.join()
+    manager.shutdown()
+    if any(process.exitcode for process in workers):
+        print("check_pages.py: a worker stopped with an error", file=sys.stderr)
+        return 2
+    print(f"{len(names)} pages, {views_checked} views checked in "
+          f"{time.perf_counter() - started:.0f} s by {jobs} Chromium{'s' if jobs > 1 else ''} "
+          f"({left_out} views left out blocks checked before): "
           f"{failed} view{'s' if failed != 1 else ''} with serious or critical violations")
     return 1 if failed else 0
 

@@ -231,9 +231,13 @@ function blocksOf(message) {
   return typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content;
 }
 
-// "Reminders" are text blocks the harness adds, such as "<reminder>...": they start with "<".
-function isReminder(block) {
-  return block.type === "text" && typeof block.text === "string" && block.text.trimStart().startsWith("<");
+// "Reminders" are the text blocks the harness adds to a request, such as "<reminder>...": they
+// start with a tag of the run data's harness_tags (a model's "<summary>" is not one of them).
+let harnessTags = [];
+function isReminder(block, sent) {
+  if (!sent || block.type !== "text" || typeof block.text !== "string") return false;
+  const tag = /^\s*<(\w+)/.exec(block.text);
+  return Boolean(tag) && harnessTags.includes(tag[1]);
 }
 
 // For each message, for each block: is it new since the previous call?
@@ -281,11 +285,11 @@ function renderedPlan(block) {
   return el("div", { class: "plan", lang: "en" }, template.content.cloneNode(true));
 }
 
-function renderBlock(block, isNew, names) {
+function renderBlock(block, isNew, names, role) {
   const classes = ["block", block.type];
   const tags = [];
   if (isNew) { classes.push("new"); tags.push("new"); }
-  if (isReminder(block)) { classes.push("reminder"); tags.push("reminder"); }
+  if (isReminder(block, role === "user")) { classes.push("reminder"); tags.push("reminder"); }
   if (block.is_error) { classes.push("error"); tags.push("is_error"); }
   let heading, body;
   if (block.type === "text") {
@@ -321,7 +325,7 @@ function renderEvent(event) {
 function renderMessage(message, marks, names, events) {
   const box = el("div", { class: `message ${message.role}` }, el("p", { class: "role", lang: "en" }, message.role));
   blocksOf(message).forEach((block, k) => {
-    box.append(renderBlock(block, marks[k], names));
+    box.append(renderBlock(block, marks[k], names, message.role));
     for (const event of (events && events[block.id]) || []) box.append(renderEvent(event));
   });
   return box;
@@ -386,7 +390,9 @@ function renderState(request, previousRequest) {
 
 function renderStep(calls, steps, step) {
   const { request, response } = calls[step];
-  const previous = step > 0 ? calls[step - 1].request : null;
+  // what is new is what is new in this conversation (a subagent's, or the main agent's)
+  const before = steps[step] ? steps[step].previous : step - 1;
+  const previous = before === null || before === undefined || before < 0 ? null : calls[before].request;
   const messages = request.messages || [];
   const marks = newBlocks(previous ? previous.messages : null, messages);
   const names = toolNames(messages.concat([{ role: "assistant", content: response.content || [] }]));
@@ -427,7 +433,14 @@ function setUpPlayer() {
   const view = document.getElementById("step-view");
   const player = document.getElementById("player");
   if (!data || !view || !player) return;
-  const { calls, steps } = JSON.parse(data.textContent);
+  const { calls, steps, shared, harness_tags: tags } = JSON.parse(data.textContent);
+  // each request's system prompt and tools are sent once in the page (run_tab.shared_parts)
+  for (const call of calls) {
+    for (const [key, values] of Object.entries(shared || {})) {
+      if (typeof call.request[key] === "number") call.request[key] = values[call.request[key]];
+    }
+  }
+  harnessTags = tags || [];
   const counter = document.getElementById("step-counter");
   const caption = document.getElementById("step-caption");
   const value = document.getElementById("mini-value");
@@ -506,14 +519,29 @@ function setUpPlayer() {
 // gives them tabindex="0") only while they need to.
 function setUpScrollingBlocks() {
   const blocks = Array.from(document.querySelectorAll("div.hl > pre[tabindex='0'], .diagram pre[tabindex='0'], .table-scroll, .diagram-scroll"));
+  // A diagram wider than its box shows that it scrolls: its hidden side fades out (data-more).
+  const edges = (box) => {
+    const hidden = box.scrollWidth - box.clientWidth;
+    const more = [box.scrollLeft > 1 ? "left" : "", hidden - box.scrollLeft > 1 ? "right" : ""];
+    const value = hidden > 1 ? more.filter(Boolean).join(" ") : "";
+    if (value) box.dataset.more = value;
+    else delete box.dataset.more;
+  };
   const update = () => {
     for (const pre of blocks) {
       if (!pre.isConnected || !pre.checkVisibility()) continue;  // not shown: left as it is
       if (pre.scrollWidth > pre.clientWidth + 1 || pre.scrollHeight > pre.clientHeight + 1) pre.tabIndex = 0;
       else pre.removeAttribute("tabindex");
+      if (pre.matches(".diagram-scroll, .diagram pre")) edges(pre);
     }
   };
   if (!blocks.length) return;
+  for (const box of blocks) {
+    if (box.matches(".diagram-scroll, .diagram pre")) {
+      box.addEventListener("scroll", () => edges(box), { passive: true });
+    }
+  }
+  window.addEventListener("load", update);  // the images have their size
   window.addEventListener("resize", update);
   document.addEventListener("panelshown", update);
   document.addEventListener("toggle", update, true);  // a folded part opened shows its tables
@@ -523,6 +551,13 @@ function setUpScrollingBlocks() {
 // ---- the language switch ---------------------------------------------------------
 // A plain link to the same page in the other language. On the way there it takes the
 // address's #... along, so that the tab, the diff layout and the step stay as they are.
+
+// ---- a lesson's contents: folded on a phone (its first screen shows the lesson), open wider
+
+function setUpContents() {
+  if (!matchMedia("(min-width: 40.01rem)").matches) return;
+  for (const fold of document.querySelectorAll("details.toc-fold")) fold.open = true;
+}
 
 function setUpLanguageSwitch() {
   for (const link of document.querySelectorAll("a.language-switch")) {
@@ -824,7 +859,7 @@ function setUpLineLinks() {
   if (!view) return;
   // The line at a height on the screen: the last whose anchor starts above it (a binary search).
   const lineAt = (y) => {
-    let low = 1, high = view.querySelectorAll("span[id^='code-L']").length;
+    let low = 1, high = view.querySelectorAll("b[id^='code-L']").length;
     if (!high) return 0;
     while (low < high) {
       const middle = Math.ceil((low + high) / 2);
@@ -851,6 +886,7 @@ function setUpLineLinks() {
 
 // The parts that look elements up come before the tabs, which park the hidden panels.
 setUpCopyButtons(document);
+setUpContents();
 setUpSearch();
 setUpLanguageSwitch();
 setUpPlayer();

@@ -1,8 +1,10 @@
 """Diffs of two code.py files: unified and side by side, and what is new."""
 
+import difflib
 import functools
 import html
 import itertools
+import re
 from dataclasses import dataclass
 
 from course import changes, section_titles
@@ -103,11 +105,74 @@ def by_the_texts(view):
     return cached
 
 
+# ---- the change within a line: a line removed and the line added in its place --------
+
+SIMILAR = 0.5  # lines this alike (difflib's ratio) are one line changed: its change is marked
+TAG_OR_ENTITY = re.compile(r"(<[^>]*>|&#?\w+;)")
+
+
+def changed_within(old_line, new_line):
+    """The parts of each line that differ, as character ranges [(start, end)], when the two are
+    one line changed (alike enough); else None."""
+    matcher = difflib.SequenceMatcher(None, old_line, new_line, autojunk=False)
+    if matcher.ratio() < SIMILAR:
+        return None
+    old, new = [], []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag in ("replace", "delete") and i2 > i1:
+            old.append((i1, i2))
+        if tag in ("replace", "insert") and j2 > j1:
+            new.append((j1, j2))
+    return old, new
+
+
+def mark_ranges(line_html, ranges):
+    """A highlighted line with its characters in `ranges` inside <span class="change">: closed
+    before a tag of the highlighting and opened again after it, so that the tags stay nested."""
+    if not ranges:
+        return line_html
+    out, position, inside = [], 0, False
+    for part in TAG_OR_ENTITY.split(line_html):
+        if not part:
+            continue
+        if part.startswith("<"):
+            out.append("</span>" + part + '<span class="change">' if inside else part)
+            continue
+        characters = [part] if part.startswith("&") else list(part)
+        for character in characters:
+            wanted = any(start <= position < end for start, end in ranges)
+            if wanted != inside:
+                out.append('<span class="change">' if wanted else "</span>")
+                inside = wanted
+            out.append(character)
+            position += 1
+    if inside:
+        out.append("</span>")
+    return re.sub(r'<span class="change"></span>', "", "".join(out))
+
+
+def marked_changes(diff, old_html, new_html):
+    """The highlighted lines of both files, with the change within each line changed marked:
+    in a block replaced, the lines paired in order."""
+    old_lines, new_lines = diff.old.code.splitlines(), diff.new.code.splitlines()
+    old_html, new_html = list(old_html), list(new_html)
+    for tag, i1, i2, j1, j2 in changes.line_matcher(diff.old.code, diff.new.code).get_opcodes():
+        if tag != "replace":
+            continue
+        for i, j in zip(range(i1, i2), range(j1, j2), strict=False):  # the pairs, in order
+            found = changed_within(old_lines[i], new_lines[j])
+            if found:
+                old_html[i] = mark_ranges(old_html[i], found[0])
+                new_html[j] = mark_ranges(new_html[j], found[1])
+    return old_html, new_html
+
+
 @by_the_texts
 def unified_view(diff, lang):
     """The diff as in diff -u: old and new line numbers and a sign in the gutter, then the
     line; lines added are <ins>, lines removed <del>."""
-    old_html, new_html = highlight_lines(diff.old.code), highlight_lines(diff.new.code)
+    old_html, new_html = marked_changes(diff, highlight_lines(diff.old.code),
+                                        highlight_lines(diff.new.code))
     width = number_width(diff)
     column = Column()
     for group in diff.hunks():
@@ -130,7 +195,8 @@ def unified_view(diff, lang):
 def side_by_side_view(diff, lang):
     """The same changes, old on the left and new on the right, line beside line: each side
     scrolls on its own, and both have the same lines, so they stay level."""
-    old_html, new_html = highlight_lines(diff.old.code), highlight_lines(diff.new.code)
+    old_html, new_html = marked_changes(diff, highlight_lines(diff.old.code),
+                                        highlight_lines(diff.new.code))
     width = number_width(diff)
     left, right = Column(), Column()
     for group in diff.hunks():

@@ -61,9 +61,11 @@ def token_look(token_type):
 def highlight_pieces(code, lexer):
     """Highlighted HTML, one string per source line.
 
-    Neighbouring tokens that look the same in both styles share one <span> (with the class
-    of the first), and plain text gets none: the page has a few thousand elements less,
-    which is what an accessibility check spends its time on, and looks exactly the same.
+    Neighbouring tokens that look the same in both styles share one <i> (with the class of
+    the first; an <i class=k>, not a <span class="k">: 8 characters less a token, 50 KB of
+    s08's page, and pygments.css sets each class's style and weight), and plain text gets
+    none: the page has a few thousand elements less, which is what an accessibility check
+    spends its time on, and looks exactly the same.
     Tokens that span lines (docstrings) are cut at each newline, so that every line stands
     alone.
     """
@@ -73,7 +75,7 @@ def highlight_pieces(code, lexer):
         nonlocal run, run_look
         if run:
             text = html.escape("".join(run), quote=False)
-            lines[-1].append(f'<span class="{run_class}">{text}</span>' if run_look else text)
+            lines[-1].append(f'<i class={run_class}>{text}</i>' if run_look else text)
         run, run_look = [], None
 
     for token_type, value in pygments.lex(code, lexer):

@@ -4,6 +4,7 @@ import html
 import itertools
 import re
 
+from course import changes
 from course.diagrams import readable_width
 from course.translations import LANGUAGES, TRANSLATION
 
@@ -16,7 +17,7 @@ from .run_tab import run_view, script_json
 from .settings import PYTHON
 from .stages import build_it_yourself
 from .start import clone_command, readme_commands, repository
-from .strings import STRINGS, UP, english_inside, in_english, link_to, say
+from .strings import STRINGS, UP, in_english, link_to, say
 from .templates import render
 
 
@@ -60,13 +61,10 @@ def home_page(chapters, lang, root=None):
             stats = say(lang, "card_stats", added=diff.added, removed=diff.removed,
                         previous=chapter.previous.label)
         else:
-            stats = say(lang, "card_first", lines=len(chapter.code.splitlines()))
-        topic = chapter.name.split("_", 1)[1].replace("_", " ")
-        words = STRINGS[lang]["topics"].get(topic)  # in the page's language, if it has them
-        cards.append({"chapter": chapter, "stats": stats, "topic": words or topic,
-                      "topic_lang": english_inside(lang) if words is None or lang == "en"
-                      else "",
-                      "summary": capitalise(chapter.summary_in(lang), lang),
+            stats = say(lang, "card_first", lines=f"{len(chapter.code.splitlines()):,}")
+        # its title: the chapter's own (its summary, in the page's language), as its page has
+        cards.append({"chapter": chapter, "stats": stats,
+                      "title": capitalise(chapter.summary_in(lang), lang).rstrip(".。"),
                       "columns": max((len(line) for line in chapter.diagram.splitlines()),
                                      default=1),
                       "svg": svg_card(chapter, lang)})
@@ -76,7 +74,7 @@ def home_page(chapters, lang, root=None):
         run_command=first.run_command or f"{PYTHON} {first.name}/code.py --offline",
         diff_command=f"diff -u {first.name}/code.py {second.name}/code.py" if second else "",
         replay_command=f"{PYTHON} {first.name}/code.py --script {trace_path(first.name)}",
-        clone=clone_command(repository()), commands=readme_commands(root) if root else [],
+        clone=clone_command(repository(root)), commands=readme_commands(root) if root else [],
         readme=README_PAGE,
     )
 
@@ -127,6 +125,39 @@ def capitalise(text, lang="en"):
     return text[:1].upper() + text[1:] if lang == "en" else text
 
 
+def opening_line(chapter, lang):
+    """The one line a chapter opens with, from the change summary (course.changes, the source
+    of the lessons' What changed tables): its new sections and tools (or the sections it
+    changed), and its lines against the chapter before. "" for a folder that is no chapter of
+    the course (course.chapters)."""
+    try:
+        found = changes.what_changed(chapter.name, chapter.folder.parent)
+    except (ValueError, OSError):
+        return ""
+    if not found.previous:
+        return f'<p class="opening">{say(lang, "opening_first", lines=f"{found.lines:,}")}</p>\n'
+
+    def listed(items):
+        return say(lang, "list_separator").join(
+            f"<code>{html.escape(item)}</code>" for item in items)
+    new = [change.name.split(":")[0] for change in found.sections
+           if change.status == "new" and change.name != changes.PREAMBLE]
+    tools = [tool for change in found.sections for tool in change.tools.get("new", [])]
+    news = []
+    if new:
+        news.append(say(lang, "opening_sections", n=len(new), names=listed(new)))
+    if tools:
+        news.append(say(lang, "opening_tools", n=len(tools), names=listed(tools)))
+    if not news:
+        changed = [change.name.split(":")[0] for change in found.sections
+                   if change.status == "changed" and change.name != changes.PREAMBLE]
+        news.append(say(lang, "opening_changed", n=len(changed), names=listed(changed)))
+    line = say(lang, "opening", news=say(lang, "caption_separator").join(news),
+               lines=f"{found.lines:,}", added=f"{found.added:,}", removed=f"{found.removed:,}",
+               previous=html.escape(found.previous))
+    return f'<p class="opening">{line}</p>\n'
+
+
 def chapter_parts(chapter, names, lang):
     """What a chapter page shows that does not need its recorded run: lesson, code, diff.
     A chapter whose lesson has no translation yet shows the English one, marked so."""
@@ -138,7 +169,7 @@ def chapter_parts(chapter, names, lang):
     else:
         lesson, images = lesson_placeholder(chapter, lang), []
     toc = side_contents(lesson, lang)
-    lesson = contents(lesson, lang) + lesson
+    lesson = opening_line(chapter, lang) + contents(lesson, lang) + lesson
     if chapter.previous:
         diff = f"<h2>{say(lang, 'diff_against', name=html.escape(chapter.previous.name))}</h2>"
         diff += diff_views(Diff(chapter.previous, chapter), "diff", lang)
@@ -166,10 +197,15 @@ def contents_items(body):
 
 
 def contents(body, lang):
-    """The contents list of a rendered lesson: a link to each of its <h2>."""
+    """The contents list of a rendered lesson: a link to each of its <h2>, folded on a phone,
+    where it would fill the first screen (site.js opens it on a wider one)."""
     items = contents_items(body)
-    return items and (
-        f'<nav class="toc" aria-label="{say(lang, "contents")}"><ol>{items}</ol></nav>\n')
+    if not items:
+        return ""
+    count = items.count("<li>")
+    return (f'<nav class="toc" aria-label="{say(lang, "contents")}"><details class="toc-fold">'
+            f'<summary>{say(lang, "contents_count", n=count)}</summary><ol>{items}</ol>'
+            '</details></nav>\n')
 
 
 def side_contents(body, lang):
@@ -216,3 +252,38 @@ def search_page(chapters, lang):
     """The search of the lessons and the code (Pagefind's index, site.js asks it)."""
     title = f"{say(lang, 'search')} · {say(lang, 'course_title')}"
     return page("search.html", title, chapters, lang, "search.html", current="search")
+
+
+# An option of a command (--offline, -u, --clear-at) inside inline code or a command block:
+# a browser may break a line after its "-" ("--" / "offline"), so each stays whole (a nowrap
+# span, its <wbr> taken out); the spaces around it still break. Bounded: it sees the build's
+# own pages.
+OPTION = re.compile(r"(?<![\w./-])(--?[A-Za-z](?:[\w-]|<wbr>){0,40})")
+# a <pre> (a block of code, whose options are kept only in a command block), or inline code
+PRE_OR_CODE = re.compile(r"<pre\b([^>]*)>.*?</pre>|<code\b[^>]*>.*?</code>", re.S)
+COMMAND_BLOCK = re.compile(r'<div class="hl command"[^>]*>$')
+TAG_OR_TEXT = re.compile(r"(<(?!wbr>)[^>]*>)")
+
+
+def keep_options_whole(page):
+    """The page with every option of its inline code and command blocks kept on one line."""
+    def whole(found):
+        option = found[1].replace("<wbr>", "")
+        return f'<span class="nowrap">{option}</span>'
+
+    def in_text(found):
+        if found[0].startswith("<pre") and not (
+                re.search(r'class="[^"]*\bcommand\b', found[1])
+                or COMMAND_BLOCK.search(page, max(0, found.start() - 60), found.start())):
+            return found[0]  # code, a terminal, a diff: as it is
+        parts, spans = TAG_OR_TEXT.split(found[0]), []  # text, tag, text...: options in text
+        for index, part in enumerate(parts):
+            if index % 2:  # a tag: is the text after it in a nowrap span already?
+                if part.startswith("<span"):
+                    spans.append(part == '<span class="nowrap">')
+                elif part == "</span>" and spans:
+                    spans.pop()
+            elif not any(spans):
+                parts[index] = OPTION.sub(whole, part)
+        return "".join(parts)
+    return PRE_OR_CODE.sub(in_text, page)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import mistune
 
-from .captions import step_captions, terminal_events, tool_uses
+from .captions import HARNESS_TAGS, conversations, step_captions, terminal_events, tool_uses
 from .charts import mini_chart, size_chart
 from .recording import quote, trace_path
 from .settings import PYTHON, SHOWN_SECONDS, SHOWN_SESSION_ID, SHOWN_TMPDIR
@@ -16,28 +16,53 @@ from .templates import render
 
 
 def run_steps(run, lang):
-    """For the player: a caption and the user's answers for each step."""
+    """For the player: a caption and the user's answers for each step, and the step before it
+    in its conversation (what is new is shown against that one: a subagent's call against its
+    own call before, the main agent's after a subagent against its own)."""
     events = terminal_events(run.calls, run.stdout, run.answers)
     captions = step_captions(run.calls, events, lang)
+    previous, _ = conversations(run.calls)
     steps = []
-    for call, caption in zip(run.calls, captions, strict=True):
+    for call, caption, before in zip(run.calls, captions, previous, strict=True):
         here = {block["id"]: events[block["id"]] for block in tool_uses(call["response"])
                 if block["id"] in events}
-        steps.append({"caption": caption, "events": here})
+        steps.append({"caption": caption, "events": here, "previous": before})
     return steps
 
 
 def run_data_json(chapter, lang):
     """The trace and the scenario as JSON for the player, safe inside a <script> element."""
     run = chapter.run
+    shared, calls = shared_parts(run.calls)
     data = {
         "chapter": chapter.name,
         "prompt": run.prompt,
         "answers": run.answers,
-        "calls": run.calls,
+        "calls": calls,
+        "shared": shared,
         "steps": run_steps(run, lang),
+        "harness_tags": HARNESS_TAGS,  # a text of the request that starts with one: the harness's
     }
     return script_json(data)
+
+
+SHARED = ("system", "tools")  # what most requests repeat as it was: sent once in the page
+
+
+def shared_parts(calls):
+    """The calls with each request's system prompt and tools as an index into `shared` (every
+    request sends them again: 50 KB of s08's page), and `shared`: {"tools": [each distinct
+    value], ...}. site.js puts them back before anything reads the calls."""
+    shared, compact = {key: [] for key in SHARED}, []
+    for call in calls:
+        request = dict(call["request"])
+        for key in SHARED:
+            if key in request:
+                if request[key] not in shared[key]:
+                    shared[key].append(request[key])
+                request[key] = shared[key].index(request[key])
+        compact.append({**call, "request": request})
+    return shared, compact
 
 
 def script_json(data):

@@ -2,21 +2,42 @@
 
 The commands are the README's own: the ```bash blocks of its "## Start" section, read at
 build time, so the site says what the README says when the README changes. The address of
-the repository is one setting, the environment variable COURSE_REPOSITORY (the checkout the
-site is built from may have none, and the site must not invent one): with it, the clone
-command is written from it; without, the site says "the course's repository".
+the repository is the environment variable COURSE_REPOSITORY, or else the address the checkout
+was cloned from (its `origin` remote): the clone command is written from it. Without either,
+the site invents none: it says "the course's repository".
 """
 
 import os
 import re
+import subprocess
 
 REPOSITORY_SETTING = "COURSE_REPOSITORY"  # e.g. https://example.org/you/course.git
 START_HEADING = "Start"  # the README's section the commands come from
 
 
-def repository():
-    """The address of the course's repository, or "" when the build was not told it."""
-    return os.environ.get(REPOSITORY_SETTING, "").strip()
+def repository(root=None):
+    """The address of the course's repository: COURSE_REPOSITORY, else (given the checkout's
+    root) the address its `origin` remote was cloned from, made an https:// one without any
+    user or password in it; "" when neither says one."""
+    told = os.environ.get(REPOSITORY_SETTING, "").strip()
+    if told or root is None:
+        return told
+    try:
+        found = subprocess.run(["git", "-C", str(root), "config", "--get", "remote.origin.url"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return public_address(found)
+
+
+def public_address(url):
+    """git@host:owner/repo.git and https://user:token@host/owner/repo.git as
+    https://host/owner/repo.git; another kind of address (a folder, ssh://) as ""."""
+    scp = re.fullmatch(r"[\w.-]+@([\w.-]+):([\w./-]+)", url)
+    if scp:
+        return f"https://{scp[1]}/{scp[2].lstrip('/')}"
+    web = re.fullmatch(r"https://(?:[^@/\s]*@)?([\w.-]+(?::\d+)?/[\w./-]+)", url)
+    return f"https://{web[1]}" if web else ""
 
 
 def clone_command(address):

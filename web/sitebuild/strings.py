@@ -115,9 +115,6 @@ STRINGS = {
         "card_calls": "{n} model calls in the recorded run",
         "card_calls_one": "{n} model call in the recorded run",
         "diagram_label": "The diagram of {name}, as its code.py draws it",
-        # a card's title: the words of the chapter's folder name, in the page's language
-        "topics": {"loop": "loop", "tools": "tools", "permissions": "permissions",
-                   "hooks": "hooks", "todo write": "todo write", "plan mode": "plan mode"},
         "diagram_caption": "From the docstring of <code>{name}/code.py</code>",
         # a chapter page
         "notebook": "The chapter as a walk-through to run in Jupyter: ",
@@ -125,6 +122,16 @@ STRINGS = {
         "build_it": "Build it yourself: write your own <code>build/agent.py</code>, then check "
                     "it against this chapter with",
         "contents": "Contents",
+        # the line a chapter opens with (course.changes)
+        "opening": "New here: {news}. {lines} lines, <span class=\"plus\">+{added}</span> "
+                   "<span class=\"minus\">−{removed}</span> against {previous}.",
+        "opening_first": "{lines} lines, all new: the first chapter.",
+        "opening_sections": "the sections {names}",
+        "opening_sections_one": "the section {names}",
+        "opening_tools": "the tools {names}",
+        "opening_tools_one": "the tool {names}",
+        "opening_changed": "changes to {names}",
+        "contents_count": "Contents ({n} sections)",
         "code_sections": "The sections of code.py",
         "tab_lesson": "Lesson",
         "tab_code": "Code",
@@ -227,10 +234,33 @@ STRINGS = {
         "words_added": "the user's words added to this turn",
         "cut_off": "the reply was cut off (stop_reason max_tokens)",
         "no_tool": "the model answered without a tool (stop_reason {stop}): the turn ends",
-        "asks_user": "the model asked the user a question",
-        "submits_plan": "the model submitted its plan",
-        "asks_for": "the model asked for {tools}",
-        "asks_for_many": "the model asked for {n} tools: {tools}",
+        "the_model": "the model",
+        "the_subagent": "the subagent",
+        "asks_user": "{who} asked the user a question",
+        "submits_plan": "{who} submitted its plan",
+        "asks_for": "{who} asked for {tools}",
+        "asks_for_many": "{who} asked for {n} tools: {tools}",
+        # a subagent's calls (s07: the trace line's "agent"), and what goes back
+        "hands_over": "{who} handed a task to a subagent: {task}",
+        "subagent_starts": "the subagent's call {k} of {n}, for {task}: its task is its only "
+                           "message, in a context of its own",
+        "subagent_call": "the subagent's call {k} of {n}, for {task}",
+        "subagent_done": "the subagent answered without a tool (stop_reason {stop}): this text "
+                         "goes back to the agent as the agent tool's result, and its context "
+                         "ends",
+        "subagent_back": "the subagent's answer comes back as the agent tool's result ({chars} "
+                         "characters; none of its own calls): {text}",
+        # compaction (s08: results cleared, and the trace line's "compaction": "summary")
+        "results_cleared": "{n} old tool results cleared to save context, {before} characters "
+                           "now {after}: {text}",
+        "results_cleared_one": "{n} old tool result cleared to save context, {before} "
+                               "characters now {after}: {text}",
+        "summary_asked": "a summary request: the whole history ({n} messages, {chars} "
+                         "characters) and an instruction: {text}",
+        "summary_written": "the model wrote its summary ({chars} characters, stop_reason "
+                           "{stop}), which replaces the history",
+        "new_history": "the summary replaced the history: {n} messages ({chars} characters) "
+                       "became {new} ({new_chars} characters)",
         "approve_asked": "the harness asked to approve the plan; {answered}",
         "allow_asked": "the harness asked to allow {name}; {answered}",
         "answered": "the user answered “{answer}”",
@@ -338,14 +368,21 @@ STRINGS = {
         "card_calls": "录下的运行调用了 {n} 次模型",
         "card_calls_one": "录下的运行调用了 {n} 次模型",
         "diagram_label": "{name} 的示意图，照它的 code.py 所画",
-        "topics": {"loop": "循环", "tools": "工具", "permissions": "权限", "hooks": "hook",
-                   "todo write": "待办清单", "plan mode": "计划模式"},
         "diagram_caption": "取自 <code>{name}/code.py</code> 的文档字符串",
         "notebook": "这一章的 notebook（英文），可以在 Jupyter 里一步步运行：",
         "tabs_label": "这一章的几种视图",
         "build_it": "自己动手：写好你自己的 <code>build/agent.py</code>，"
                     "再用这条命令对照这一章检查：",
         "contents": "目录",
+        "opening": "新内容：{news}。共 {lines} 行，相对 {previous} <span class=\"plus\">+{added}"
+                   "</span> <span class=\"minus\">−{removed}</span>。",
+        "opening_first": "共 {lines} 行，全部是新的：这是第一章。",
+        "opening_sections": "新的几节 {names}",
+        "opening_sections_one": "新的一节 {names}",
+        "opening_tools": "新工具 {names}",
+        "opening_tools_one": "新工具 {names}",
+        "opening_changed": "改动了 {names}",
+        "contents_count": "目录（{n} 节）",
         "code_sections": "code.py 的各节",
         "tab_lesson": "讲义",
         "tab_code": "代码",
@@ -441,10 +478,28 @@ STRINGS = {
         "words_added": "这个轮次加入了用户的话",
         "cut_off": "回复被截断了（stop_reason max_tokens）",
         "no_tool": "模型没有调用工具就作答（stop_reason {stop}）：这个轮次结束",
-        "asks_user": "模型向用户提了一个问题",
-        "submits_plan": "模型提交了计划",
-        "asks_for": "模型要调用 {tools}",
-        "asks_for_many": "模型要调用 {n} 个工具：{tools}",
+        "the_model": "模型",
+        "the_subagent": "subagent",
+        "asks_user": "{who} 向用户提了一个问题",
+        "submits_plan": "{who} 提交了计划",
+        "asks_for": "{who} 要调用 {tools}",
+        "asks_for_many": "{who} 要调用 {n} 个工具：{tools}",
+        "hands_over": "{who} 把一个任务交给了 subagent：{task}",
+        "subagent_starts": "subagent 为{task}做的第 {k} 次调用，共 {n} 次：它的任务是它唯一的"
+                           "消息，上下文是它自己的",
+        "subagent_call": "subagent 为{task}做的第 {k} 次调用，共 {n} 次",
+        "subagent_done": "subagent 没有调用工具就作答（stop_reason {stop}）：这段文字作为 agent "
+                         "工具的结果交回给 agent，它的上下文到此结束",
+        "subagent_back": "subagent 的回答作为 agent 工具的结果回来了（{chars} 个字符；它自己的"
+                         "调用一个也不带回）：{text}",
+        "results_cleared": "为节省上下文清除了 {n} 个旧的工具结果，{before} 个字符变成 {after} "
+                           "个：{text}",
+        "results_cleared_one": "为节省上下文清除了 {n} 个旧的工具结果，{before} 个字符变成 {after} "
+                               "个：{text}",
+        "summary_asked": "请求摘要：整个对话历史（{n} 条消息，{chars} 个字符）加上一条要求：{text}",
+        "summary_written": "模型写好了摘要（{chars} 个字符，stop_reason {stop}），它将取代对话历史",
+        "new_history": "摘要取代了对话历史：{n} 条消息（{chars} 个字符）变成 {new} 条（{new_chars} "
+                       "个字符）",
         "approve_asked": "harness 请用户批准计划；{answered}",
         "allow_asked": "harness 询问是否允许 {name}；{answered}",
         "answered": "用户回答“{answer}”",
@@ -537,7 +592,6 @@ NAVIGATION = {
         "header_search_label": "Search the lessons and the code",
         "header_search_placeholder": "Search (press /)",
         "footer_repository": 'The course\'s repository: <a href="{address}">{address}</a>.',
-        "diagram_svg_caption": "The diagram of the lesson, <code>{name}/{file}</code>",
         "script": {
             "more": "More",
             "less": "Less",
@@ -552,7 +606,6 @@ NAVIGATION = {
         "header_search_label": "搜索讲义和代码",
         "header_search_placeholder": "搜索（按 /）",
         "footer_repository": '课程仓库：<a href="{address}">{address}</a>。',
-        "diagram_svg_caption": "讲义的示意图，<code>{name}/{file}</code>",
         "script": {
             "more": "展开",
             "less": "收起",
