@@ -1924,9 +1924,10 @@ def skill(session, name, arguments=""):
         raise ToolError(f"There is no skill named {name!r}. {listed}")
     if skills[name]["user_only"]:
         raise ToolError(f"{name} is a skill only the user may start (/{name}). {listed}")
-    text = fill_arguments(skills[name]["body"], arguments)
-    if in_conversation(session, name) and (not arguments or text == session.skills[name]):
+    if in_conversation(session, name) and (not arguments or session.skills[name] == fill_arguments(
+            skills[name]["body"], arguments)):  # sent once, with these arguments: it still holds
         return f"The skill {name} is in this conversation already, above: follow it."
+    text = fill_arguments(skills[name]["body"], arguments)
     session.skills[name] = text  # what the history holds of it, for a summary to bring back
     return text
 
