@@ -2787,15 +2787,13 @@ def append_memory_line(session, line):
     (write_atomically); the file is read as memory reads it, so one it refuses stays as it is."""
     target = session.workdir / MEMORY_FILE
     text = ""
-    if os.path.lexists(target):  # a link, even one inside, is refused here as memory refuses it
+    if os.path.lexists(target):  # a link too
         text = read_own_file(target, session.workdir, MEMORY_LIMIT)
     if text and not text.endswith("\n"):
         text += "\n"
-    text += line + "\n"
-    if len(text.encode()) > MEMORY_LIMIT:  # memory would not read it: the line would be lost
-        raise OwnFileError(f"{target}: with the line it would be larger than {MEMORY_LIMIT:,} "
-                           "bytes, which memory does not read")
-    write_atomically(target, text)
+    if len((text + line).encode()) >= MEMORY_LIMIT:  # unread
+        raise OwnFileError(f"{target}: with the line, over {MEMORY_LIMIT:,} bytes, memory's limit")
+    write_atomically(target, text + line + "\n")
     return target
 
 

@@ -289,8 +289,8 @@ def test_remember_refuses_a_line_that_would_make_the_file_too_large_to_read(
 
     assert (tmp_path / "AGENTS.md").read_text() == "x" * (s09.MEMORY_LIMIT - 11) + "\n"
     assert capsys.readouterr().out == (
-        f"[Not remembered: {tmp_path / 'AGENTS.md'}: with the line it would be larger than "
-        f"{s09.MEMORY_LIMIT:,} bytes, which memory does not read]\n")
+        f"[Not remembered: {tmp_path / 'AGENTS.md'}: with the line, over "
+        f"{s09.MEMORY_LIMIT:,} bytes, memory's limit]\n")
     s09.command_remember(session, "Nine chr.")  # the limit itself is read
     assert len((tmp_path / "AGENTS.md").read_bytes()) == s09.MEMORY_LIMIT
     assert s09.read_memory(session)[0][1].endswith("\nNine chr.\n")
