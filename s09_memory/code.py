@@ -2785,12 +2785,14 @@ def memory_banner(session):
 def append_memory_line(session, line):
     """Add `line` to the workdir's AGENTS.md (made if it is not there), written whole
     (write_atomically); the file is read as memory reads it, so one it refuses stays as it is."""
-    target = resolve_path(session.workdir, MEMORY_FILE)  # a link that leads out: ToolError
+    target = session.workdir / MEMORY_FILE
     text = ""
-    if os.path.lexists(target):
+    if os.path.lexists(target):  # a link too
         text = read_own_file(target, session.workdir, MEMORY_LIMIT)
     if text and not text.endswith("\n"):
         text += "\n"
+    if len((text + line).encode()) >= MEMORY_LIMIT:  # unread
+        raise OwnFileError(f"{target}: with the line, over {MEMORY_LIMIT:,} bytes, memory's limit")
     write_atomically(target, text + line + "\n")
     return target
 

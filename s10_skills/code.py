@@ -1915,7 +1915,8 @@ def skill(session, name, arguments=""):
         raise ToolError(f"There is no skill named {name!r}. {listed}")
     if skills[name]["user_only"]:
         raise ToolError(f"{name} is a skill only the user may start (/{name}). {listed}")
-    if in_conversation(session, name):  # sent once: the body above still holds
+    if in_conversation(session, name) and (not arguments or session.skills[name] == fill_arguments(
+            skills[name]["body"], arguments)):  # sent once
         return f"The skill {name} is in this conversation already, above: follow it."
     text = fill_arguments(skills[name]["body"], arguments)
     session.skills[name] = text  # what the history holds of it, for a summary to bring back
@@ -2919,12 +2920,14 @@ def memory_banner(session):
 def append_memory_line(session, line):
     """Add `line` to the workdir's AGENTS.md (made if it is not there), written whole
     (write_atomically); the file is read as memory reads it, so one it refuses stays as it is."""
-    target = resolve_path(session.workdir, MEMORY_FILE)  # a link that leads out: ToolError
+    target = session.workdir / MEMORY_FILE
     text = ""
-    if os.path.lexists(target):
+    if os.path.lexists(target):  # a link too
         text = read_own_file(target, session.workdir, MEMORY_LIMIT)
     if text and not text.endswith("\n"):
         text += "\n"
+    if len((text + line).encode()) >= MEMORY_LIMIT:  # unread
+        raise OwnFileError(f"{target}: with the line, over {MEMORY_LIMIT:,} bytes, memory's limit")
     write_atomically(target, text + line + "\n")
     return target
 
@@ -2973,6 +2976,9 @@ def find_skills(session):
             except (OwnFileError, SkillError) as error:
                 show(f"[skills: {error}; skipped]", session.indent)
                 continue
+            if "/" + found["name"] in COMMANDS:
+                show(f"[skills: {path}: /{found['name']} is a command; skipped]", session.indent)
+                continue
             skills.setdefault(found["name"], found)  # the first folder's wins
     return dict(sorted(skills.items()))
 
@@ -2993,7 +2999,7 @@ def parse_skill(text, path):
     """{name, description, user_only, body, path} from a SKILL.md's text. The frontmatter's
     lines are `key: value` (an indented line goes on with the value before it); keys this
     harness does not use are ignored. No description: the body's first paragraph."""
-    lines = text.splitlines()
+    lines = text.removeprefix("\ufeff").splitlines()
     fields = {}
     if lines and lines[0].strip() == "---":
         end = next((number for number, line in enumerate(lines[1:], 1) if line.strip() == "---"),

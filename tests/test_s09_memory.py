@@ -280,6 +280,36 @@ def test_remember_appends_a_line_without_a_question_and_the_next_prompt_has_it(
         f"[Added to {project['workdir']}: the next prompt has it.]")
 
 
+def test_remember_refuses_a_line_that_would_make_the_file_too_large_to_read(
+        s09, tmp_path, capsys):
+    session = new_session(s09, FakeClient(), tmp_path, tool_environment={"HOME": str(tmp_path)})
+    write(tmp_path / "AGENTS.md", "x" * (s09.MEMORY_LIMIT - 11) + "\n")
+
+    s09.command_remember(session, "Ten chars.")  # 11 bytes with its newline: one too many
+
+    assert (tmp_path / "AGENTS.md").read_text() == "x" * (s09.MEMORY_LIMIT - 11) + "\n"
+    assert capsys.readouterr().out == (
+        f"[Not remembered: {tmp_path / 'AGENTS.md'}: with the line, over "
+        f"{s09.MEMORY_LIMIT:,} bytes, memory's limit]\n")
+    s09.command_remember(session, "Nine chr.")  # the limit itself is read
+    assert len((tmp_path / "AGENTS.md").read_bytes()) == s09.MEMORY_LIMIT
+    assert s09.read_memory(session)[0][1].endswith("\nNine chr.\n")
+
+
+def test_remember_writes_no_file_through_a_link_that_memory_would_refuse(
+        s09, tmp_path, capsys):
+    session = new_session(s09, FakeClient(), tmp_path, tool_environment={"HOME": str(tmp_path)})
+    write(tmp_path / "notes.txt", "Notes.\n")
+    (tmp_path / "AGENTS.md").symlink_to("notes.txt")  # inside the workdir, and still a link
+
+    s09.command_remember(session, "Run make test.")
+
+    assert (tmp_path / "notes.txt").read_text() == "Notes.\n"
+    assert capsys.readouterr().out == (
+        f"[Not remembered: {tmp_path / 'AGENTS.md'}: a symbolic link is on its way (the harness "
+        "reads no file of its own through a link)]\n")
+
+
 def test_remember_before_the_first_prompt_starts_the_file_and_the_block_has_it(
         s09, tmp_path, capsys):
     client = FakeClient(reply(text("Done.")))

@@ -150,6 +150,22 @@ def test_the_skill_tool_returns_the_body_with_its_arguments_and_once(s10, workdi
     assert session.skills == {"changelog": body}
 
 
+def test_the_skill_used_again_with_other_arguments_sends_the_body_with_them(
+        s10, workdir, capsys):
+    calls = [tool_use(f"toolu_{n}", "skill", {"name": "changelog", "arguments": words})
+             for n, words in ((1, "--top added."), (2, "--fix fixed."), (3, "--fix fixed."))]
+    client = FakeClient(*map(reply, calls), reply(text("Done.")))
+    session = session_in(s10, workdir, client)
+
+    s10.run_turn(session, PROMPT)
+
+    body = "Add this under Unreleased: {}\n\nThen read the file again."
+    assert client.calls[2]["messages"][-1] == user(result("toolu_2", body.format("--fix fixed.")))
+    assert client.calls[3]["messages"][-1]["content"][0] == result(  # the same: once
+        "toolu_3", "The skill changelog is in this conversation already, above: follow it.")
+    assert session.skills == {"changelog": body.format("--fix fixed.")}
+
+
 def test_arguments_for_a_body_without_the_placeholder_go_on_a_last_line(s10, workdir, capsys):
     call = tool_use("toolu_1", "skill", {"name": "review", "arguments": "tally.py"})
     client = FakeClient(reply(call), reply(text("Done.")))
@@ -277,6 +293,26 @@ def test_the_users_own_skill_wins_over_the_projects_of_the_same_name(s10, workdi
     assert s10.skill(session, "review") == "Mine."
     assert s10.catalog_blocks(session) == [catalog(
         "- changelog: Record a change in CHANGELOG.md.", "- review: My own review.")]
+
+
+def test_a_skill_written_with_a_byte_order_mark_keeps_its_frontmatter(s10, workdir, capsys):
+    write(workdir / ".agent/skills/notes/SKILL.md",
+          "\ufeff---\nname: notes\ndescription: Keep notes.\n---\nWrite NOTES.md.\n")
+    session = session_in(s10, workdir, FakeClient())
+
+    assert s10.skill(session, "notes") == "Write NOTES.md."
+    assert s10.catalog_blocks(session) == [catalog(
+        "- changelog: Record a change in CHANGELOG.md.", "- notes: Keep notes.",
+        "- review: Check a change before it is handed over.")]
+
+
+def test_a_skill_named_like_a_command_is_one_line_and_left_out(s10, workdir, capsys):
+    path = write(workdir / ".agent/skills/clear/SKILL.md", "---\ndescription: Tidy.\n---\nRm.\n")
+    session = session_in(s10, workdir, FakeClient(reply(text("Done."))))
+
+    # a one-shot `/clear` would send the body as the user's own prompt
+    assert s10.skill_prompt(session, "/clear") is None
+    assert capsys.readouterr().out == f"[skills: {path}: /clear is a command; skipped]\n"
 
 
 BROKEN = [
