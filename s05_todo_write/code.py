@@ -1413,14 +1413,17 @@ def matching_rule(session, decision, name, tool_input):
 
 def named_paths(workdir, subjects):
     """Every word of these commands as a path relative to the workdir (./a, a/, and the
-    workdir's absolute a are all "a"), and the value after each "=" (--file=a, of=a)."""
+    workdir's absolute a are all "a"), the value after each "=" (--file=a, of=a), and the
+    value glued to a short option (-oa)."""
     root, paths = Path(workdir).resolve(), set()
     for subject in subjects:
         try:
             words = shlex.split(subject)
         except ValueError:  # an unbalanced quote
             words = subject.split()
-        for word in words + [word.rpartition("=")[2] for word in words if "=" in word]:
+        values = [each.rpartition("=")[2] for each in words if "=" in each]
+        glued = [each[2:] for each in words if re.match(r"-[^\W_].", each)]  # -o.git: .git
+        for word in words + values + glued:
             path = os.path.normpath(word) if word else "."
             if os.path.isabs(path) and Path(path).is_relative_to(root):
                 path = Path(path).relative_to(root).as_posix() or "."
@@ -1443,7 +1446,9 @@ def changes_power_file(session, name, tool_input):
     folders of the harness's own code; by list: POWER_FILES, matched against each part.
     write_file and edit_file: the path as the tool would resolve it, symlinks followed.
     bash: a command that is not read-only and names one of them, with quotes and
-    backslashes removed, or in which the shell may make up such a name (made_up_name).
+    backslashes removed, alone or glued to short options (-o.git, -roAGENTS.md; a dot name
+    that is not listed, after one only: -ro.wgetrc is o.wgetrc), or in which the shell may
+    make up such a name (made_up_name).
     """
     if name in EDIT_TOOLS:
         try:
@@ -1460,7 +1465,8 @@ def changes_power_file(session, name, tool_input):
         command = tool_input["command"]
         bare = re.sub(r"['\"\\]", "", command)
         for key, why in POWER_FILES.items():
-            if re.search(rf"(?<![\w.-]){re.escape(key)}(?![\w.-])", bare, re.IGNORECASE):
+            if re.search(rf"(?<![\w.-])(?:-[^\W_]+?)?{re.escape(key)}(?![\w.-])", bare,
+                         re.IGNORECASE):
                 return key, why
         for path in sorted(named_paths(session.workdir, command_spellings(command))):
             home = session.tool_environment.get("HOME") or os.environ.get("HOME") or "/"
@@ -1470,7 +1476,7 @@ def changes_power_file(session, name, tool_input):
                 return path, why
         if made_up_name(bare):
             return ("a file the shell names for it",
-                    "with $, ` or a glob on a dot name, it may be .agent, .git or .env")
+                    "with $, ` or a glob, it may be .git, .env or another file that gives power")
     return None
 
 
@@ -1514,14 +1520,24 @@ CODE_FOLDERS = []
 def made_up_name(text):
     """May the shell make up a name this text does not spell? With $ or `, with a glob on a
     name that starts with a dot (sh's * and ? never match a leading dot: "*.tmp" is safe),
-    or a brace list ({a,b}). One pass over each word: no pattern backtracks."""
+    with a glob that may match a name of POWER_FILES without a dot (AGENT*, *.md), or a brace
+    list ({a,b}). One pass over each word: no pattern backtracks."""
     if "$" in text or "`" in text:
         return True
-    for word in re.split(r"[\s/]", text):
+    # the first part of each key: settings.json is reached through .agent, spelled or globbed
+    names = {key.split("/")[0] for key in POWER_FILES if not key.startswith(".")}
+    for word in re.split(r"[\s/;&|()<>]", text):
         dot, brace = re.search(r"(?:^|[=:])[.[]", word), re.search(r"(?:^|[=:])[{]", word)
         if dot and re.search(r"[][*?{}]", word[dot.end():]) or brace and "," in word[brace.end():]:
             return True
+        glob = re.sub(r"\*+", "*", word.lower())
+        if re.search(r"[][*?]", glob) and (len(glob) > GLOB_LIMIT or any(
+                fnmatch.fnmatchcase(name, glob) for name in names)):
+            return True
     return False
+
+
+GLOB_LIMIT = 100  # characters of a glob judged against each name; a longer one may be any
 
 
 SECRET_WHY = "a file that holds keys"

@@ -42,7 +42,7 @@ AGENT_WHY = "the agent's settings, hooks and plans are there"
 SETTINGS_WHY = "the file that sets what the agent may do"
 START_WHY = "a shell or a tool reads it at start-up, with HOME the workdir"
 MADE_UP = ("a file the shell names for it",
-           "with $, ` or a glob on a dot name, it may be .agent, .git or .env")
+           "with $, ` or a glob, it may be .git, .env or another file that gives power")
 
 
 def decide(chapter, workdir, name, tool_input, **extra):
@@ -84,7 +84,7 @@ def test_a_shortened_option_that_writes_asks_and_n_writes_nothing(chapter, tmp_p
 MAY_NAME = ("ask", "it changes {}: {}".format(*MADE_UP))  # a glob on a dot name, or a $
 GLOBS = {"cat .?/.?/etc/hostname": MAY_NAME, "grep x .?/.?/.?/proc/self/environ": MAY_NAME,
          "cat [.][.]/x": MAY_NAME, "ls ..?": MAY_NAME, "cat {a,b}": MAY_NAME,
-         "cat $HOME/x": MAY_NAME, "cat *": DEFAULT_ASKS, "cat ~/x": DEFAULT_ASKS,
+         "cat $HOME/x": MAY_NAME, "cat *.txt": DEFAULT_ASKS, "cat ~/x": DEFAULT_ASKS,
          "cat n?tes.md": DEFAULT_ASKS}
 
 
@@ -603,3 +603,57 @@ def test_a_path_is_checked_as_a_path_in_each_spelling_of_its_option(chapter, tmp
     assert {spelling: [chapter.is_read_only(spelling.format(path), tmp_path)
                        for path in ("notes.md", "/etc/hostname", "../x")]
             for spelling in PATH_SPELLINGS} == dict.fromkeys(PATH_SPELLINGS, [True, False, False])
+
+
+# ---- a file that gives power glued to a short option, or globbed without a dot ---------------
+
+GLUED_POWER = {
+    "sort -o.agent/settings.json notes.txt": (".agent/settings.json", SETTINGS_WHY),
+    "sort -o.git/config notes.txt": (".git", GIT_WHY),
+    "sort -o./.git/config notes.txt": (".git", GIT_WHY),
+    "sort -ro.git/config notes.txt": (".git", GIT_WHY),
+    "sort --output=.git/config notes.txt": (".git", GIT_WHY),
+    "sort -o .git/config notes.txt": (".git", GIT_WHY),
+    "sort -o.bashrc notes.txt": (".bashrc", START_WHY),
+    "sort -o~/.bashrc notes.txt": (".bashrc", START_WHY),
+    "sort -o.wgetrc notes.txt": (".wgetrc", DOT_WHY),
+}
+GLUED_BY_KEY = {  # the keys a later chapter adds
+    "agents.md": ["sort -oAGENTS.md notes.txt", 'sort -o"AGENTS.md" notes.txt',
+                  "sort -roAGENTS.md notes.txt"],
+    ".mcp.json": ["sort -o.mcp.json notes.txt"],
+}
+
+
+@pytest.mark.parametrize("mode", ["default", "bypass"])
+def test_a_file_that_gives_power_glued_to_a_short_option_asks_in_every_mode(chapter, tmp_path,
+                                                                             mode):
+    glued = {command: ("ask", f"it changes {what}: {why}")
+             for command, (what, why) in GLUED_POWER.items()}
+    glued.update({command: ("ask", f"it changes {key}: {chapter.POWER_FILES[key]}")
+                  for key, commands in GLUED_BY_KEY.items() if key in chapter.POWER_FILES
+                  for command in commands})
+    # an allow rule does not let it through either; a name that only ends in one is no such file
+    glued.update({"sort -onotes.txt notes.txt": ("allow", "rule 'bash(sort *)'"),
+                  "sort -o myAGENTS.md notes.txt": ("allow", "rule 'bash(sort *)'")})
+    allow = {"permissions": {"allow": ["bash(sort *)"]}}
+    assert {command: bash(chapter, tmp_path, command, mode=mode, settings=allow,
+                          tool_environment={"HOME": str(tmp_path)})
+            for command in glued} == glued
+
+
+GLOB_POWER = {  # a glob without a leading dot, and the keys of POWER_FILES it may match
+    "cp notes.txt AGENTS.m?": {"agents.md"}, "sed -i s/a/b/ *.md": {"agents.md", "skill.md"},
+    "cp x AGENT*": {"agents.md"}, "cp x agents.[m]d": {"agents.md"},
+    "rm *": {"agents.md", "skill.md"}, "cp x skills/pdf/SKILL.*": {"skill.md"},
+    "echo x>AGENTS.m?": {"agents.md"}, "rm *.tmp": set(),
+}
+
+
+@pytest.mark.parametrize("mode", ["default", "bypass"])
+def test_a_glob_that_may_match_a_file_that_gives_power_asks_in_every_mode(chapter, tmp_path,
+                                                                          mode):
+    by_mode = ("allow", "bypass mode") if mode == "bypass" else DEFAULT_ASKS
+    assert {command: bash(chapter, tmp_path, command, mode=mode) for command in GLOB_POWER} == {
+        command: MAY_NAME if keys & set(chapter.POWER_FILES) else by_mode
+        for command, keys in GLOB_POWER.items()}

@@ -421,8 +421,8 @@ def test_rules_in_a_whole_turn(chapter, tmp_path, answers):
     assert sorted(os.listdir(tmp_path)) == ["a.txt", "notes.md"]
 
 
-MADE_UP = ("ask", "it changes a file the shell names for it: with $, ` or a glob on a dot name, "
-                  "it may be .agent, .git or .env")
+MADE_UP = ("ask", "it changes a file the shell names for it: with $, ` or a glob, "
+                  "it may be .git, .env or another file that gives power")
 BASH_RULE_CASES = {
     "git status": ("allow", "rule 'bash(git status*)'"),
     "git status; rm x": ("deny", "Denied by the rule 'bash(rm*)' in .agent/settings.json."),
