@@ -2051,6 +2051,7 @@ def start_servers(session):
                 server.notify(session, "notifications/initialized")
                 tools = list_tools(session, server)
             except ToolError as error:
+                server.stop(session, server.state if server.process is None else "failed")
                 show(f"mcp: {name} failed: {error}")
                 continue
             for tool in tools:
@@ -2081,7 +2082,7 @@ def approve_server(session, server):
 
 def list_tools(session, server):
     """tools/list, page after page (a server may split its list; nextCursor asks for more)."""
-    tools, params = [], {}
+    tools, params, cursors = [], {}, set()
     while True:
         result = server.request(session, "tools/list", params)
         if not isinstance(result.get("tools"), list):
@@ -2089,6 +2090,9 @@ def list_tools(session, server):
         tools += result["tools"]
         if not isinstance(result.get("nextCursor"), str):
             return tools
+        if result["nextCursor"] in cursors or len(tools) > MCP_TOOL_LIMIT:
+            raise ToolError(f"{server.name} sent a list of tools that does not end")
+        cursors.add(result["nextCursor"])
         params = {"cursor": result["nextCursor"]}
 
 
@@ -2106,7 +2110,8 @@ def add_mcp_tool(server, tool):
     TOOL_HANDLERS[name] = lambda session, /, **arguments: call_mcp_tool(
         session, server, tool["name"], arguments)
     PLAN_MODE_HIDDEN.add(name)  # what a server's tool does is not known: plan mode offers none
-    if (tool.get("annotations") or {}).get("readOnlyHint") is True:
+    hints = tool.get("annotations")
+    if isinstance(hints, dict) and hints.get("readOnlyHint") is True:
         MCP_READ_ONLY.add(name)  # the server's word for it: shown at the question, never trusted
     server.tools.append(name)
 
@@ -3241,6 +3246,8 @@ MCP_LINE_LIMIT = 8_000_000  # bytes of one line from a server; a longer one stop
 SERVER_NAME = re.compile(r"[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*")
 TOOL_NAME = re.compile(r"[A-Za-z0-9_-]+")
 NAME_LIMIT = 64
+MCP_TOOL_LIMIT = 1_000  # tools one server may list; a list that goes on is a broken server
+MCP_ERROR_LIMIT = 2_000  # characters of a server's error message that are kept
 
 
 class McpServer:
@@ -3287,10 +3294,18 @@ class McpServer:
         self.state = "running"
 
     def send(self, session, message):
+        """One line to its stdin, within the time limit: a server that stops reading would
+        otherwise hold the harness as soon as the pipe is full."""
         trace_mcp(session, self, {"send": message})
+        data = memoryview(json.dumps(message).encode() + b"\n")
+        deadline = time.monotonic() + MCP_TIMEOUT
         try:
-            self.process.stdin.write(json.dumps(message).encode() + b"\n")
-            self.process.stdin.flush()
+            stdin = self.process.stdin.fileno()
+            os.set_blocking(stdin, False)
+            while data:
+                if not select.select([], [stdin], [], max(0, deadline - time.monotonic()))[1]:
+                    self.fail(session, f"read nothing of its stdin for {MCP_TIMEOUT} seconds")
+                data = data[os.write(stdin, data):]
         except OSError:
             self.fail(session, "closed its stdin (it has exited?)")
 
@@ -3318,9 +3333,9 @@ class McpServer:
                                    f"{MCP_TIMEOUT} seconds")
                 if "method" in message:  # the server's own notification or request
                     self.answer_server(session, message)
-                elif message.get("id") in self.abandoned:  # a late answer: dropped
-                    self.abandoned.discard(message.get("id"))
-                elif message.get("id") != ident:
+                elif type(message.get("id")) is int and message["id"] in self.abandoned:
+                    self.abandoned.discard(message["id"])  # a late answer: dropped
+                elif type(message.get("id")) is not int or message["id"] != ident:
                     self.fail(session, f"answered the id {message.get('id')!r}, which it "
                                        f"was never sent (it was asked {ident})")
                 else:
@@ -3332,8 +3347,9 @@ class McpServer:
             raise
         if isinstance(message.get("error"), dict):
             error = message["error"]
+            said = cut(str(error.get("message")), MCP_ERROR_LIMIT)
             raise ToolError(f"{self.name} answered {method} with the error "
-                           f"{error.get('code')}: {error.get('message')}")
+                           f"{error.get('code')}: {said}")
         if not isinstance(message.get("result"), dict):
             self.fail(session, f"answered {method} without a result")
         return message["result"]
@@ -3346,7 +3362,10 @@ class McpServer:
         except queue.Empty:
             return None
         if line is None:
-            code = self.process.wait()
+            try:  # its stdout is closed; a process that lives on is stopped
+                code = self.process.wait(timeout=MCP_STOP_WAIT)
+            except subprocess.TimeoutExpired:
+                self.fail(session, "closed its stdout")
             self.state = f"exited (code {code})"
             trace_mcp(session, self, {"exited": code})
             raise ToolError(f"the MCP server {self.name} exited (code {code}); its stderr is "
@@ -3402,6 +3421,10 @@ class McpServer:
             except ProcessLookupError:  # it exited in between
                 process.wait()
                 break
+        try:  # what it started and left behind, in its process group, ends with it
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
         process.stdout.close()
         trace_mcp(session, self, {"exited": process.returncode})
 
@@ -3501,7 +3524,9 @@ def tool_problem(server, tool):
     if len(full) > NAME_LIMIT:
         return f"{cut(full, NAME_LIMIT)} is left out: the API takes {NAME_LIMIT} characters a name"
     schema = tool.get("inputSchema")
-    if not isinstance(schema, dict) or schema.get("type") != "object" or too_deep(schema):
+    if (not isinstance(schema, dict) or schema.get("type") != "object" or too_deep(schema)
+            or not isinstance(schema.get("properties", {}), dict)
+            or not isinstance(schema.get("required", []), list)):
         return f"{name} is left out: its inputSchema is not a JSON Schema of type object"
     if full in TOOL_HANDLERS:
         return f"{name} is left out: {full} is offered already"

@@ -11,6 +11,7 @@ mcp-server-git from the registry, answer through the chapter in the last tests.
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -549,3 +550,103 @@ def test_a_server_built_with_the_sdk_and_mcp_server_git_answer_through_the_chapt
     processes = [server.process.pid for server in session.servers.values()]
     s11.stop_servers(session)
     assert [running(pid) for pid in processes] == [False, False]
+
+
+# ======================================================================
+# Hostile servers (the red team's): each is one line, and nothing is left running
+# ======================================================================
+
+# A server in a few lines: it answers initialize, then does what its mode says.
+HOSTILE = '''import json, os, subprocess, sys, time
+mode, out = sys.argv[1], sys.stdout
+def send(ident, result):
+    out.write(json.dumps({"jsonrpc": "2.0", "id": ident, "result": result}) + "\\n")
+    out.flush()
+ident = json.loads(sys.stdin.readline())["id"]
+if mode == "list id":
+    send([ident], {})
+send(ident, {"protocolVersion": "2025-06-18", "capabilities": {}})
+sys.stdin.readline()
+if mode == "closes stdout":
+    os.close(1); time.sleep(5)
+if mode == "grandchild":
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    open("child.pid", "w").write(str(child.pid))
+ident = json.loads(sys.stdin.readline())["id"]
+schema = {"type": "object"}
+send(ident, {"nextCursor": "again" if mode == "same cursor" else None, "tools": [
+    {"name": "odd", "inputSchema": schema, "annotations": ["readOnlyHint"]},
+    {"name": "bad", "inputSchema": {**schema, "properties": [1], "required": 5}}]})
+while mode == "reads no more":
+    time.sleep(5)
+while mode == "same cursor":
+    send(json.loads(sys.stdin.readline())["id"], {"nextCursor": "again", "tools": []})
+while sys.stdin.readline():
+    pass
+'''
+
+
+def hostile(s11, workdir, answers, mode, *args):
+    (workdir / "hostile.py").write_text(HOSTILE, encoding="utf-8")
+    write_servers(workdir, h={"command": sys.executable, "args": ["hostile.py", mode, *args]})
+    answers("y")
+    s11.MCP_STOP_WAIT = 0.2
+    return started(s11, workdir, FakeClient())
+
+
+@pytest.mark.parametrize(("mode", "line", "state"), [
+    ("list id", "mcp: h failed: the MCP server h answered the id [1], which it was never sent "
+     "(it was asked 1); it is stopped, and its tools now fail",
+     "stopped: it answered the id [1], which it was never sent (it was asked 1)"),
+    ("closes stdout", "mcp: h failed: the MCP server h closed its stdout; it is stopped, and "
+     "its tools now fail", "stopped: it closed its stdout"),
+    ("same cursor", "mcp: h failed: h sent a list of tools that does not end", "failed"),
+])
+def test_a_broken_handshake_is_one_line_and_the_server_is_stopped(
+        s11, tmp_path, answers, capsys, mode, line, state):
+    session = hostile(s11, tmp_path, answers, mode)
+    assert capsys.readouterr().out.splitlines()[-1] == line
+    assert session.servers["h"].state == state
+    assert session.servers["h"].process is None
+
+
+def test_odd_annotations_are_no_hint_and_a_schema_the_guard_cannot_read_is_left_out(
+        s11, tmp_path, answers, capsys):
+    session = hostile(s11, tmp_path, answers, "two tools")
+    assert capsys.readouterr().out.splitlines()[-2:] == [
+        "mcp: h: bad is left out: its inputSchema is not a JSON Schema of type object",
+        "mcp: h: 1 tools   (/mcp lists them and the log)"]
+    assert session.servers["h"].tools == ["mcp__h__odd"]
+    assert s11.MCP_READ_ONLY == set()
+
+
+def test_a_long_error_message_is_cut(s11, project, answers):
+    answers("y")
+    session = started(s11, project, FakeClient())
+    s11.MCP_ERROR_LIMIT = 20
+    with pytest.raises(s11.ToolError) as error:
+        session.servers["probe"].request(session, "tools/call", {"name": "x" * 50})
+    assert str(error.value) == ("probe answered tools/call with the error -32602: "
+                                "no tool xxxxxxxxxxxx… (38 more characters)")
+
+
+def test_a_server_that_reads_no_more_fails_within_the_time_limit(s11, tmp_path, answers):
+    session = hostile(s11, tmp_path, answers, "reads no more")
+    s11.MCP_TIMEOUT = 0.5
+    with pytest.raises(s11.ToolError) as error:  # more than a pipe holds
+        session.servers["h"].request(session, "tools/call", {"name": "odd", "arguments": {
+            "text": "x" * 300_000}})
+    assert str(error.value) == ("the MCP server h read nothing of its stdin for 0.5 seconds; "
+                                "it is stopped, and its tools now fail")
+
+
+def test_what_a_server_started_ends_with_it(s11, tmp_path, answers):
+    session = hostile(s11, tmp_path, answers, "grandchild")
+    child = os.pidfd_open(int((tmp_path / "child.pid").read_text()))  # readable once it ends
+    try:
+        stopping = threading.Thread(target=s11.stop_servers, args=(session,), daemon=True)
+        stopping.start()  # the server exits as its stdin closes; its child lived on, and held
+        stopping.join(5)  # its stdout open: the harness waited for it
+        assert select.select([child], [], [], 0)[0] == [child]
+    finally:
+        os.close(child)
