@@ -103,7 +103,7 @@ def panel(text, name):
 
 
 TAG = re.compile(r"<([a-zA-Z][\w:-]*)((?:\s[^<>]*)?)>")
-ATTRIBUTE = re.compile(r'([\w:-]+)\s*=\s*"([^"]*)"')
+ATTRIBUTE = re.compile(r'([\w:-]+)\s*=\s*(?:"([^"]*)"|([^\s"\'=<>`]+))')  # quoted or not
 STYLE_ELEMENT = re.compile(r"<style[^>]*>(.*?)</style>", re.S | re.I)
 LINK_ATTRIBUTES = {"href", "src", "action", "srcset", "poster", "data", "formaction", "xlink:href"}
 
@@ -130,8 +130,8 @@ def parse(path):
         if re.fullmatch(r"h[1-6]", tag.group(1)) and not any(
                 start < tag.start() < end for start, end in inert):  # a template's go elsewhere
             page.headings.append(int(tag.group(1)[1]))
-        for name, value in ATTRIBUTE.findall(tag.group(2)):
-            value = html.unescape(value)
+        for name, quoted, bare in ATTRIBUTE.findall(tag.group(2)):
+            value = html.unescape(quoted or bare)
             if name == "id":
                 page.ids.add(value)
             elif name in LINK_ATTRIBUTES:
