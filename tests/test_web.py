@@ -103,7 +103,7 @@ def panel(text, name):
 
 
 TAG = re.compile(r"<([a-zA-Z][\w:-]*)((?:\s[^<>]*)?)>")
-ATTRIBUTE = re.compile(r'([\w:-]+)\s*=\s*"([^"]*)"')
+ATTRIBUTE = re.compile(r'([\w:-]+)\s*=\s*(?:"([^"]*)"|([^\s"\'=<>`]+))')  # quoted or not
 STYLE_ELEMENT = re.compile(r"<style[^>]*>(.*?)</style>", re.S | re.I)
 LINK_ATTRIBUTES = {"href", "src", "action", "srcset", "poster", "data", "formaction", "xlink:href"}
 
@@ -130,8 +130,8 @@ def parse(path):
         if re.fullmatch(r"h[1-6]", tag.group(1)) and not any(
                 start < tag.start() < end for start, end in inert):  # a template's go elsewhere
             page.headings.append(int(tag.group(1)[1]))
-        for name, value in ATTRIBUTE.findall(tag.group(2)):
-            value = html.unescape(value)
+        for name, quoted, bare in ATTRIBUTE.findall(tag.group(2)):
+            value = html.unescape(quoted or bare)
             if name == "id":
                 page.ids.add(value)
             elif name in LINK_ATTRIBUTES:
@@ -1613,6 +1613,7 @@ def test_browser_without_javascript_every_panel_and_the_whole_run_read_top_to_bo
     page.goto(f"{server}{names[-1]}.html#run")
     assert visible_panels(page) == ["lesson", "code", "diff", "run"]
     assert page.locator("#diff-unified").is_visible() and page.locator("#diff-split").is_visible()
+    assert page.inner_text("#diff-split") == site_builder.STRINGS["en"]["split_needs_js"]
     assert page.locator("#player").is_hidden()  # it needs JavaScript, and says so
     assert page.locator("noscript").count() == 1
     assert page.locator(".chart svg").is_visible()
@@ -2187,6 +2188,55 @@ def test_browser_side_by_side_at_1280_the_columns_scroll_together(site, visit):
     page.evaluate("document.querySelector('#diff-split .split > .scroll').scrollLeft = 40")
     page.wait_for_function("""[...document.querySelectorAll('#diff-split .split > .scroll')]
       .map((column) => column.scrollLeft).join() === '40,40'""")
+    visit.assert_clean()
+
+
+SPLIT_COLUMNS = """() => [...document.querySelectorAll('#compare-split .split > .scroll')]
+  .map((column) => { const lines = [];
+    const gutters = column.querySelectorAll('.gutter > span');
+    column.querySelectorAll('.lines > code > *').forEach((run, k) => {
+      const numbers = gutters[k].textContent.split('\\n');
+      run.textContent.split('\\n').slice(0, -1).forEach((text, n) =>
+        lines.push([run.tagName.toLowerCase(), run.className, numbers[n], text])); });
+    return lines; })"""
+
+
+@pytest.mark.browser
+def test_browser_side_by_side_is_built_from_the_unified_view_line_beside_line(site, visit):
+    """Issue 57: the page sends the diff once, unified; site.js builds the side-by-side view
+    from it: each hunk's removed lines left and added lines right, paired in order."""
+    old, new = "s01_loop", "s11_mcp"
+    page = visit.open(f"compare-{old}-vs-{new}.html#compare-split")
+    ready(page)
+    old_lines = (ROOT / old / "code.py").read_text(encoding="utf-8").splitlines()
+    new_lines = (ROOT / new / "code.py").read_text(encoding="utf-8").splitlines()
+    width = len(str(max(len(old_lines), len(new_lines))))
+    left, right = [], []
+    tags = {"removed": "del", "added": "ins"}
+    for group in changes.line_matcher("\n".join(old_lines), "\n".join(new_lines)) \
+            .get_grouped_opcodes(3):
+        (_, i1, i2, j1, j2), (*_, i3, _, j3) = group[0], group[-1]
+        header = f"@@ -{i1 + 1},{i3 - i1} +{j1 + 1},{j3 - j1} @@"
+        for column in (left, right):
+            column.append(["span", "hunk", "", header])
+        for tag, i1, i2, j1, j2 in group:
+            for column, indices, lines, kind, sign in ((left, range(i1, i2), old_lines,
+                                                        "removed", "-"),
+                                                       (right, range(j1, j2), new_lines,
+                                                        "added", "+")):
+                for index in indices:
+                    column.append(["span", "context", f"{index + 1:>{width}}  ", lines[index]]
+                                  if tag == "equal" else
+                                  [tags[kind], kind, f"{index + 1:>{width}} {sign}",
+                                   lines[index]])
+                for _ in range(len(indices), max(i2 - i1, j2 - j1)):
+                    column.append(["span", "empty", "", ""])
+    shown = page.evaluate(SPLIT_COLUMNS)
+    for column in shown:  # a hunk's header ends with its section's title, which it may have
+        for line in column:
+            if line[1] == "hunk":
+                line[3] = line[3].split(" @@")[0] + " @@"
+    assert shown == [left, right]
     visit.assert_clean()
 
 

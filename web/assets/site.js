@@ -1,6 +1,7 @@
 // The little JavaScript of the course site. Every page loads this file; each
 // part below sets itself up only if its elements are on the page. Without
-// JavaScript every page still reads top to bottom: all panels and views show.
+// JavaScript every page still reads top to bottom: all panels and views show (the
+// side-by-side diff, built here from the unified one, says that it needs JavaScript).
 //
 // The address keeps what you chose, so that a reload keeps it and a link can
 // point at it: the tab (#lesson, #code, #diff, #run), the diff layout
@@ -173,6 +174,66 @@ function setUpDiffSwitches() {
     window.addEventListener("hashchange", () => { if (fromAddress()) choose(fromAddress()); });
     NARROW.addEventListener("change", () => choose(wanted));
     choose(fromAddress() || buttons[0]);
+  }
+}
+
+// The side-by-side view is built here from the unified one (the page sends the diff once:
+// both made the heaviest pages twice as heavy). In each hunk, the lines removed go left and
+// the lines added right, paired in order, with an empty line opposite the side that has
+// fewer; a context line goes on both sides. A unified gutter reads "old new sign", each
+// number padded to the same width; every line's HTML stands alone (highlight.py).
+function buildSplitViews() {
+  for (const note of document.querySelectorAll("p.split-from-unified")) {
+    const view = note.closest(".diff-view");
+    const rows = document.getElementById(view.id.replace(/split$/, "unified")).querySelector(".rows");
+    const gutterRuns = rows.querySelector("pre.gutter").children;
+    const codeRuns = rows.querySelector("pre.lines > code").children;
+    const left = [], right = [];
+    let removed = [], added = [];
+    const pair = () => {
+      for (let k = 0; k < Math.max(removed.length, added.length); k++) {
+        left.push(removed[k] || ["empty", "", ""]);
+        right.push(added[k] || ["empty", "", ""]);
+      }
+      removed = [];
+      added = [];
+    };
+    for (let run = 0; run < codeRuns.length; run++) {
+      const kind = codeRuns[run].className;
+      const gutters = gutterRuns[run].textContent.split("\n");
+      codeRuns[run].innerHTML.split("\n").slice(0, -1).forEach((code, k) => {
+        const gutter = gutters[k];
+        const width = (gutter.length - 3) / 2;
+        const old = gutter.slice(0, width), now = gutter.slice(width + 1, 2 * width + 1);
+        if (kind === "removed") removed.push([kind, `${old} -`, code]);
+        else if (kind === "added") added.push([kind, `${now} +`, code]);
+        else {
+          pair();
+          left.push([kind, gutter && `${old}  `, code]);
+          right.push([kind, gutter && `${now}  `, code]);
+        }
+      });
+    }
+    pair();
+    const english = rows.getAttribute("lang") ? ` lang="${rows.getAttribute("lang")}"` : "";
+    const column = (lines, label) => {  // lines of one kind in a row share one element
+      let gutter = "", code = "";
+      for (let k = 0; k < lines.length;) {
+        const kind = lines[k][0];
+        const tag = { added: "ins", removed: "del" }[kind] || "span";
+        let numbers = "", text = "";
+        for (; k < lines.length && lines[k][0] === kind; k++) {
+          numbers += `${lines[k][1]}\n`;
+          text += `${lines[k][2]}\n`;
+        }
+        gutter += `<span class="${kind}">${numbers}</span>`;
+        code += `<${tag} class="${kind}">${text}</${tag}>`;
+      }
+      return `<div class="scroll hl" tabindex="0" role="region" aria-label="${escapeHtml(label).replace(/"/g, "&quot;")}">` +
+        `<div class="rows"${english}><pre class="gutter" aria-hidden="true">${gutter}</pre>` +
+        `<pre class="lines"><code>${code}</code></pre></div></div>`;
+    };
+    note.outerHTML = `<div class="split">${column(left, note.dataset.oldLabel)}${column(right, note.dataset.newLabel)}</div>`;
   }
 }
 
@@ -885,6 +946,7 @@ function setUpLineLinks() {
 }
 
 // The parts that look elements up come before the tabs, which park the hidden panels.
+buildSplitViews();
 setUpCopyButtons(document);
 setUpContents();
 setUpSearch();

@@ -41,7 +41,7 @@ def code_view(chapter, lang):
     at = {number: section_anchor(title) for number, title in sections}
     column = Column()
     for number, line_html in enumerate(lines, 1):
-        anchor = f'<b id="{line_anchor(number)}"></b>'  # (short: one per line)
+        anchor = f'<b id={line_anchor(number)}></b>'  # (short: one per line, unquoted)
         if number in at:
             anchor += f'<span id="{at[number]}"></span>'
         if number in new:

@@ -3,7 +3,6 @@
 import difflib
 import functools
 import html
-import itertools
 import re
 from dataclasses import dataclass
 
@@ -191,34 +190,15 @@ def unified_view(diff, lang):
     return column.html(say(lang, "unified_label", old=diff.old.name, new=diff.new.name), lang)
 
 
-@by_the_texts
 def side_by_side_view(diff, lang):
-    """The same changes, old on the left and new on the right, line beside line: each side
-    scrolls on its own, and both have the same lines, so they stay level."""
-    old_html, new_html = marked_changes(diff, highlight_lines(diff.old.code),
-                                        highlight_lines(diff.new.code))
-    width = number_width(diff)
-    left, right = Column(), Column()
-    for group in diff.hunks():
-        header = html.escape(hunk_header(group, diff.new.code))
-        left.add("hunk", "", header)
-        right.add("hunk", "", header)
-        for tag, i1, i2, j1, j2 in group:
-            for i, j in itertools.zip_longest(range(i1, i2), range(j1, j2)):
-                for column, index, lines, kind, sign in (
-                    (left, i, old_html, "removed", "-"), (right, j, new_html, "added", "+")
-                ):
-                    if index is None:
-                        column.add("empty", "", "")
-                    elif tag == "equal":
-                        column.add("context", f"{index + 1:>{width}}  ", lines[index])
-                    else:
-                        column.add(kind, f"{index + 1:>{width}} {sign}", lines[index])
-    if not diff.hunks():
-        left.add("context", "", say(lang, "same_files"))
-        right.add("context", "", say(lang, "same_files"))
-    return (f'<div class="split">{left.html(say(lang, "old_label", old=diff.old.name), lang)}'
-            f'{right.html(say(lang, "new_label", new=diff.new.name), lang)}</div>')
+    """The same changes, old on the left and new on the right, line beside line: site.js
+    builds it from the unified view (sending both made the heaviest pages twice as heavy,
+    issue 57), removed and added lines paired in order as here. Without JavaScript, a line
+    says where the changes are."""
+    old = html.escape(say(lang, "old_label", old=diff.old.name))
+    new = html.escape(say(lang, "new_label", new=diff.new.name))
+    return (f'<p class="split-from-unified" data-old-label="{old}" data-new-label="{new}">'
+            f'{say(lang, "split_needs_js")}</p>')
 
 
 def diff_views(diff, id_prefix, lang, heading_level=3):

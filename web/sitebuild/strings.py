@@ -158,6 +158,8 @@ STRINGS = {
         "old_label": "Old: {old}/code.py",
         "new_label": "New: {new}/code.py",
         "same_files": "The two files are the same.",
+        "split_needs_js": "The side-by-side view is drawn by JavaScript, which is off: the "
+                          "unified view above shows the same changes.",
         "whats_new": "What is new in {new}, against {old}",
         "whats_new_lines": '<span class="plus">+{added}</span> <span class="minus">−{removed}'
                            "</span>\n  lines: <code>{old}/code.py</code> →\n  "
@@ -408,6 +410,8 @@ STRINGS = {
         "old_label": "旧：{old}/code.py",
         "new_label": "新：{new}/code.py",
         "same_files": "两个文件完全相同。",
+        "split_needs_js": "并排视图由 JavaScript 绘制，而 JavaScript 已关闭："
+                          "上面的单栏视图显示同样的改动。",
         "whats_new": "{new} 相对 {old} 新增了什么",
         "whats_new_lines": '<span class="plus">+{added}</span> <span class="minus">−{removed}'
                            "</span>\n  行：<code>{old}/code.py</code> →\n  "
