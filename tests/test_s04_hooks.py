@@ -170,6 +170,26 @@ def test_pre_tool_use_allow_spares_the_question(chapter, tmp_path, answers):
     assert (tmp_path / "a.txt").read_text() == "a"
 
 
+@pytest.mark.parametrize("command", ["sort -o.git/config notes.txt",
+                                     "sort -o.agent/settings.json notes.txt"])
+def test_pre_tool_use_allow_never_spares_a_glued_file_that_gives_power(chapter, tmp_path,
+                                                                       answers, command):
+    asked = answers("n")
+    (tmp_path / "notes.txt").write_text("b\na\n")
+    call = tool_use("toolu_1", "bash", {"command": command})
+    client = FakeClient(reply(call), reply(text("Asked.")))
+    session = new_session(chapter, client, tmp_path, mode="bypass")
+    chapter.add_hook(session, "PreToolUse", recorder({"decision": "allow"}), matcher="bash")
+
+    chapter.run_turn(session, "go")
+
+    assert asked.prompts == ["    [y] yes  [n] no: "]
+    assert session.messages[2] == user(result(
+        "toolu_1", "The user denied this call. Do not try it again as it is; ask the user, or "
+                   "find another way.", is_error=True))
+    assert sorted(os.listdir(tmp_path)) == ["notes.txt"]
+
+
 def test_pre_tool_use_allow_never_lifts_a_deny(chapter, tmp_path, answers, monkeypatch):
     # Harmless even if the guard were broken: no process can start in this test.
     monkeypatch.setattr(chapter.subprocess, "Popen", support.no_process)
