@@ -2767,12 +2767,24 @@ def history_counts(messages):
 def project_root(workdir):
     """The nearest folder at or above the workdir that holds .git (a folder, or the file of a
     git worktree); with none, the workdir itself: above it would be someone else's files (in a
-    shared temporary folder, another user's)."""
+    shared temporary folder, another user's). The walk stops at a folder that is not the user's
+    or that anyone may write to (/tmp): a .git there, or above it, could be anyone's."""
     workdir = Path(workdir)
     for folder in (workdir, *workdir.parents):
-        if os.path.lexists(folder / ".git"):
+        if os.path.lexists(folder) and not users_own(folder):
+            break
+        if os.path.lexists(folder / ".git") and users_own(folder / ".git"):
             return folder
     return workdir
+
+
+def users_own(path):
+    """The path is the user's, and no other user may write to it (by its owner and its mode)."""
+    try:
+        info = os.lstat(path)
+    except OSError:  # gone, or not ours to look at
+        return False
+    return info.st_uid == os.getuid() and not info.st_mode & stat.S_IWOTH
 
 
 def read_memory(session):
