@@ -136,8 +136,9 @@ def test_a_git_in_a_folder_anyone_may_write_to_marks_no_root(s09, tmp_path):
 
     s09.run_turn(session, PROMPT)
 
+    first = request(s09, session, [user(memory(*read(mine)), text(PROMPT))])
     assert (s09.project_root(tree / "shared/mine/work"), client.calls) == (
-        tree / "shared/mine/work", [request(s09, session, [user(memory(*read(mine)), text(PROMPT))])])
+        tree / "shared/mine/work", [first])
 
 
 def test_a_git_file_marks_the_root_as_a_git_folder_does(s09, tmp_path):
