@@ -3073,7 +3073,7 @@ def project_root(workdir):
     """The nearest folder at or above the workdir that holds .git (a folder, or the file of a
     git worktree); with none, the workdir itself: above it would be someone else's files (in a
     shared temporary folder, another user's). The walk stops at a folder that is not the user's
-    or that anyone may write to (/tmp): a .git there, or above it, could be anyone's."""
+    or that anyone may write to (that shared folder): a .git there, or above, could be anyone's."""
     workdir = Path(workdir)
     for folder in (workdir, *workdir.parents):
         if os.path.lexists(folder) and not users_own(folder):
