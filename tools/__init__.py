@@ -9,6 +9,7 @@ test (pytest collects nothing here).
     .venv/bin/python -m tools.time_exercises              how long the exercise proofs take
     .venv/bin/python -m tools.time_runner                 what the warm runner saves
     .venv/bin/python -m tools.time_site                   how long the site takes to build
+    .venv/bin/python -m tools.time_page_check             what the full page check costs
     .venv/bin/python -m tools.context_estimate TRACE      how far off s08's estimate of the
                                                           context's size is, call by call
 

@@ -28,9 +28,9 @@ CHECK = ROOT / "web" / "check_pages.py"
 LINE = re.compile(r"^(?P<page>\S+?)(?P<view>#\S*)? \[(?P<scheme>\w+)\]: (?P<seconds>[\d.]+) s")
 
 
-def descendants_cpu(root, spent):
-    """Note in `spent` {pid: CPU seconds} of `root` and every process under it (Linux /proc:
-    Chromium's processes are not reaped up to us, so RUSAGE_CHILDREN misses them)."""
+def tree_cpu(root):
+    """{pid: CPU seconds} of `root` and every process under it (Linux /proc: Chromium's
+    processes are not reaped up to us, so RUSAGE_CHILDREN misses them)."""
     parents, times = {}, {}
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -46,9 +46,7 @@ def descendants_cpu(root, spent):
             if parent in mine and pid not in mine:
                 mine.add(pid)
                 changed = True
-    for pid in mine:
-        if pid in times:
-            spent[pid] = max(spent.get(pid, 0), times[pid])
+    return {pid: times[pid] for pid in mine if pid in times}
 
 
 def timed(arguments):
@@ -59,7 +57,8 @@ def timed(arguments):
         process = subprocess.Popen([sys.executable, str(CHECK), *arguments], stdout=output,
                                    stderr=subprocess.STDOUT, text=True)
         while process.poll() is None:
-            descendants_cpu(process.pid, spent)
+            for pid, seconds in tree_cpu(process.pid).items():
+                spent[pid] = max(spent.get(pid, 0), seconds)
             time.sleep(0.5)
         output.seek(0)
         return time.perf_counter() - started, sum(spent.values()), output.read()

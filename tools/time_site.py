@@ -20,6 +20,7 @@ from pathlib import Path
 
 from course import ROOT
 from course.warm import run_chapter
+from tools.time_page_check import tree_cpu
 
 
 def load(name, path):
@@ -36,24 +37,7 @@ check = load("site_check", ROOT / "web" / "check_pages.py")
 
 def cpu_seconds():
     """User and system time of this process's children and their children (Linux /proc)."""
-    parents, times = {}, {}
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        parents[int(pid)] = int(fields[1])
-        times[int(pid)] = int(fields[11]) + int(fields[12])
-    mine = {os.getpid()}
-    changed = True
-    while changed:
-        changed = False
-        for pid, parent in parents.items():
-            if parent in mine and pid not in mine:
-                mine.add(pid)
-                changed = True
-    total = sum(times[pid] for pid in mine if pid != os.getpid())
-    return total / os.sysconf("SC_CLK_TCK")
+    return sum(seconds for pid, seconds in tree_cpu(os.getpid()).items() if pid != os.getpid())
 
 
 def warm_launch(script, args, stdin, cwd, env, timeout):
