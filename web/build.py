@@ -60,6 +60,7 @@ from sitebuild.captions import (  # noqa: E402, F401
 )
 from sitebuild.chapters import Chapter, docstring_diagram, find_chapters  # noqa: E402, F401
 from sitebuild.charts import short_number  # noqa: E402, F401
+from sitebuild.code_tab import code_view, linked_lines  # noqa: E402
 from sitebuild.diffs import Diff, WhatIsNew, what_is_new  # noqa: E402, F401
 from sitebuild.highlight import highlight_lines, pygments_css  # noqa: E402, F401
 from sitebuild.lessons import README_PAGE, render_lesson  # noqa: E402, F401
@@ -138,6 +139,13 @@ def build(out_dir: Path, chapters_root: Path = ROOT, launch=run_process, temp_ro
             if readme:
                 pages[folder + README_PAGE], images = readme_page(readme, chapters, lang)
                 parts[lang, README_PAGE] = {"images": images}
+        # The Code tabs last: each writes the anchors of the lines the pages above link to.
+        linked = linked_lines([*pages.values(),
+                               *(part.get("lesson", "") for part in parts.values())])
+        for lang in LANGUAGES:
+            for chapter in chapters:
+                parts[lang, chapter.name]["code"] = code_view(chapter, lang,
+                                                              linked.get(chapter.name, set()))
     finally:
         finish_recording(chapters, futures)
     for lang in LANGUAGES:  # the pages that show the recorded runs

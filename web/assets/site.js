@@ -719,6 +719,30 @@ function escapeHtml(text) {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
+// The text of a page's words `from` to `to` (0, 1, ...: Pagefind's locations count them), as
+// Pagefind's own excerpts split them: its raw_content, at U+200B where it segmented the page
+// (Chinese), else at spaces. raw_content has "<" and ">" escaped ("&lt;"), and content has
+// neither the escapes nor the U+200B: the text comes from content, walked beside raw_content
+// (where content has "&", "&lt;" was in the page as it is).
+function textBetween(page, from, to) {
+  const raw = page.raw_content || "", content = page.content || "";
+  if (!raw.includes("\u200b")) return content.split(/[\r\n\s]+/g).slice(from, to).join(" ");
+  const words = raw.split("\u200b");
+  const offset = (word) => words.slice(0, word).reduce((sum, text) => sum + text.length + 1, 0);
+  let i = 0, j = 0;  // in raw, in content
+  const walkTo = (end) => {
+    while (i < end) {
+      if (raw[i] === "\u200b") i += 1;
+      else if (content[j] === "<" && raw.startsWith("&lt;", i)) { i += 4; j += 1; }
+      else if (content[j] === ">" && raw.startsWith("&gt;", i)) { i += 4; j += 1; }
+      else { i += 1; j += 1; }
+    }
+    return j;
+  };
+  const start = walkTo(offset(from));
+  return content.slice(start, walkTo(offset(to)));
+}
+
 // The words searched for, marked whole in an excerpt (escaped HTML): Pagefind's Chinese index
 // splits "cache_control" and would mark "cache" alone. Where none is found as written (a word
 // Pagefind matched by its stem), its own marks stay, but for a mark that is only a piece of a
@@ -783,37 +807,54 @@ function setUpSearch() {
     }
     for (const page of data) {
       const best = (page.sub_results || [])[0];
-      const line = best && best.url.endsWith("#code-file") ? codeLine(page, best) : 0;
-      const url = line ? best.url.replace(/#code-file$/, `#code-L${line}`) : (best ? best.url : page.url);
+      const hit = best && best.url.endsWith("#code-file") ? codeHit(page, best) : null;
+      const url = hit ? best.url.replace(/#code-file$/, `#code-L${hit.line}`) : (best ? best.url : page.url);
       const link = el("a", { href: url }, page.meta.title || page.url);
       const excerpt = el("p", { class: "excerpt" });
       excerpt.innerHTML = markWords((best || page).excerpt, words);  // Pagefind's text, escaped
       const item = el("li", {}, link, excerpt);
       list.append(item);
-      if (line) showCodeLines(item, excerpt, url, line, words);
+      if (hit) showCodeLines(link, excerpt, hit, words);
     }
   }
 
-  // The line of code a hit is on: the last line anchor (#code-L42) before the hit's first word.
-  function codeLine(page, sub) {
+  // Where in the code a hit is: the last line anchor (#code-L40) at or before the hit's first
+  // word (the build anchors some lines: web/sitebuild/code_tab.py), and how many characters,
+  // not counting spaces, come between that line's start and the hit.
+  function codeHit(page, sub) {
     const at = (sub.locations || [])[0];
-    let line = 0;
+    let line = 0, from = 0;
     for (const anchor of page.anchors || []) {
       const found = /^code-L(\d+)$/.exec(anchor.id);
-      if (found && anchor.location <= at) line = Number(found[1]);
+      if (found && anchor.location <= at) [line, from] = [Number(found[1]), anchor.location];
     }
-    return line;
+    if (!line) return null;
+    return { line, before: textBetween(page, from, at).replace(/\s+/g, "").length };
   }
 
-  // A hit in code shows its lines as they are (Pagefind's excerpt runs them together): the
-  // chapter's code.py, copied into the site as code/sNN_x.py.
-  async function showCodeLines(item, excerpt, url, line, words) {
-    const name = /([^/]+)\.html#/.exec(url);
+  // The line of code.py (its lines) that holds the hit: counted on from the anchor's line.
+  function lineOfHit(lines, hit) {
+    let left = hit.before;
+    for (let number = hit.line; number <= lines.length; number++) {
+      const count = lines[number - 1].replace(/\s+/g, "").length;
+      if (left < count) return number;
+      left -= count;
+    }
+    return hit.line;
+  }
+
+  // A hit in code links to its line and shows its lines as they are (Pagefind's excerpt runs
+  // them together): the chapter's code.py, copied into the site as code/sNN_x.py. (Until it
+  // comes, or if it cannot, the link goes to the anchor's line, a few lines above.)
+  async function showCodeLines(link, excerpt, hit, words) {
+    const name = /([^/]+)\.html#/.exec(link.getAttribute("href"));
     if (!name) return;
     try {
       const response = await fetch(new URL(`code/${name[1]}.py`, new URL(form.dataset.site || "./", location.href)));
       if (!response.ok) return;
       const lines = (await response.text()).split("\n");
+      const line = lineOfHit(lines, hit);
+      link.setAttribute("href", link.getAttribute("href").replace(/#code-L\d+$/, `#code-L${line}`));
       const shown = lines.slice(Math.max(0, line - 2), line + 1).join("\n");
       const pre = el("pre", { class: "hit-lines", lang: "en" });
       pre.innerHTML = markWords(escapeHtml(shown), words);
@@ -912,6 +953,33 @@ function setUpWhereYouAre() {
 }
 
 // ---- lines of code: the one linked to is marked, and a line number gives its link ---------
+// The build writes the anchors (<b id=code-L42>) of some lines only (the lines the site links
+// to, the banners, every 20th: web/sitebuild/code_tab.py): the others are added here, before
+// the tabs read the address. A newline ends a line only in a text node that is a child of a
+// run of lines (an <ins> or a <span> of pre.lines > code): the highlighting is cut at each.
+
+function addLineAnchors() {
+  const code = document.querySelector(".code-view pre.lines > code");
+  if (!code) return;
+  let number = 1, atStart = true;
+  const anchor = () => el("b", { id: `code-L${number}` });
+  for (const run of Array.from(code.children)) {
+    for (let node = run.firstChild; node; node = node.nextSibling) {
+      if (atStart) {
+        atStart = false;
+        if (node.id !== `code-L${number}`) run.insertBefore(anchor(), node);
+      }
+      if (node.nodeType !== Node.TEXT_NODE) continue;
+      for (let at = node.data.indexOf("\n"); at !== -1; at = node.data.indexOf("\n")) {
+        number += 1;
+        if (at === node.data.length - 1) { atStart = true; break; }
+        node = node.splitText(at + 1);
+        run.insertBefore(anchor(), node);
+      }
+    }
+  }
+}
+
 // A click on a number in the Code tab's gutter puts that line in the address (#code-L42): a
 // link to share. (The numbers are one element, not one link each: the page stays light.)
 
@@ -946,6 +1014,7 @@ function setUpLineLinks() {
 }
 
 // The parts that look elements up come before the tabs, which park the hidden panels.
+addLineAnchors();
 buildSplitViews();
 setUpCopyButtons(document);
 setUpContents();

@@ -9,7 +9,6 @@ from course.diagrams import readable_width
 from course.translations import LANGUAGES, TRANSLATION
 
 from .chapters import Chapter
-from .code_tab import code_view
 from .diffs import Diff, diff_views
 from .lessons import README_PAGE, lesson_placeholder, render_lesson
 from .recording import trace_path
@@ -159,7 +158,8 @@ def opening_line(chapter, lang):
 
 
 def chapter_parts(chapter, names, lang):
-    """What a chapter page shows that does not need its recorded run: lesson, code, diff.
+    """What a chapter page shows that does not need its recorded run: lesson, diff (and the
+    code, once the build knows the lines every page links to: build.py adds code_view's).
     A chapter whose lesson has no translation yet shows the English one, marked so."""
     if chapter.lesson_in(lang) is not None:
         lesson, images = render_lesson(chapter, names, lang)
@@ -175,8 +175,7 @@ def chapter_parts(chapter, names, lang):
         diff += diff_views(Diff(chapter.previous, chapter), "diff", lang)
     else:
         diff = f"<h2>{say(lang, 'diff_first_heading')}</h2><p>{say(lang, 'diff_first')}</p>"
-    return {"lesson": lesson, "images": images, "code": code_view(chapter, lang), "diff": diff,
-            "toc": toc}
+    return {"lesson": lesson, "images": images, "diff": diff, "toc": toc}
 
 
 TABS = ("lesson", "code", "diff", "run")
