@@ -495,3 +495,15 @@ def test_a_one_shot_slash_name_sends_the_body(tmp_path):
         "Cut release 0.2 of tally.\n\n1. In CHANGELOG.md, add \"## 0.2\" below \"## Unreleased\", "
         "and move every line of the\n   Unreleased list under it.\n"
         "2. Leave \"## Unreleased\" in place, with an empty list.")
+
+
+def test_a_one_shot_slash_name_whose_text_would_be_too_long_is_one_line_and_exit_1(
+        s10, tmp_path):
+    trace = tmp_path / "trace.jsonl"
+    release = ROOT / "s10_skills/workspace/.agent/skills/release/SKILL.md"
+    body = s10.parse_skill(release.read_text(encoding="utf-8"), release)["body"]
+    ran = run_chapter("s10_skills", "--offline", "--trace", str(trace), "/release " + "9" * 64_000)
+
+    assert (ran.returncode, ran.stdout.splitlines()[-1]) == (
+        1, f"[/release is not started. {too_long(len(body) + 2 * (64_000 - 10))}]")
+    assert not trace.exists() or read_trace(trace) == []
