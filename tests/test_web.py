@@ -2498,6 +2498,34 @@ def test_browser_a_subagents_steps_and_a_compaction_are_told_as_what_they_are(
     visit.assert_clean()
 
 
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", ["en", ZH])
+def test_browser_a_call_the_user_denied_is_told_as_denied(site, visit, lang):
+    """s09's step after the user's n at the AGENTS.md question read "the write_file call
+    returned an error": a call the user said no to is told as the user's no, at its step."""
+    out, names = site
+    folder = site_builder.SUBFOLDER[lang]
+    told = []
+    for name in names:
+        data = run_data(out / folder, name)
+        for number, call in enumerate(data["calls"], 1):
+            last = call["request"]["messages"][-1]["content"]
+            denied = [block for block in (last if isinstance(last, list) else [])
+                      if block.get("is_error") and site_builder.result_text(block.get("content"))
+                      .startswith(site_builder.USER_DENIED)]
+            if not denied:
+                continue
+            page = visit.open(f"{folder}{name}.html#step-{number}")
+            ready(page)
+            caption = page.inner_text("#step-caption")
+            assert caption.startswith(opening(lang, "denied")), caption
+            error = site_builder.STRINGS[lang]["error"].split("}")[1].split("{")[0].strip()
+            assert error not in caption, caption  # ("call returned an error:")
+            told.append(name)
+    assert "s09_memory" in told
+    visit.assert_clean()
+
+
 LUMINANCE = r"""(colour) => {
   const [r, g, b] = colour.match(/[\d.]+/g).slice(0, 3).map(Number).map((c) => c / 255)
     .map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
