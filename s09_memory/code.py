@@ -27,6 +27,7 @@ import contextlib
 import copy
 import fnmatch
 import glob
+import html
 import itertools
 import json
 import logging
@@ -1726,11 +1727,11 @@ def summarise(session, trigger, focus="", why="/compact"):
 def compacted_history(session, summary):
     """The new history: one user turn with AGENTS.md, the summary, the todo list, plan mode if
     it is on, the plan the user approved, and the user's last prompt. No tool_result, so none
-    without its tool_use. The summary is the model's words, quoted: a </summary> in it stays
-    text."""
+    without its tool_use. The summary, the todos and the plan are the model's words, quoted:
+    a </summary> or a </reminder> in them stays text."""
     texts = [f"{SUMMARY_INTRO}\n\n<summary>\n{quoted(summary)}\n</summary>"]
-    if session.todos:  # as todo_write takes it, so that the model can send it back updated
-        items = "\n".join(json.dumps(item, ensure_ascii=False) for item in session.todos)
+    if session.todos:  # as todo_write takes it (quoted), so that the model can send it back
+        items = quoted("\n".join(json.dumps(item, ensure_ascii=False) for item in session.todos))
         texts.append(f"<reminder>Your todo list, as it stands:\n{items}</reminder>")
     if session.plan_mode and not session.subagent:  # a subagent never had these instructions
         texts.append(PLAN_MODE_ENTERED)
@@ -1817,12 +1818,15 @@ def memory_paths(session):
 def memory_blocks(session):
     """The memory's block for the first user message of a conversation, read from disk now:
     [] when there is no file. Called when a conversation starts (the first prompt, after /clear),
-    after a summary and for a subagent, so that an edit shows at the next of them."""
+    after a summary and for a subagent, so that an edit shows at the next of them. A file's
+    text is quoted as the summary is (s08), its path as an attribute's value (html.escape: "
+    and > too): a </file> in a file, or a " in a folder's name, closes nothing."""
     files = read_memory(session)  # one line on the screen for each file it refuses
     session.memory = [(path, len(text.encode())) for path, text in files]
     if not files:
         return []
-    marked = [f'<file path="{path}">\n{text.rstrip(chr(10))}\n</file>' for path, text in files]
+    marked = [f'<file path="{html.escape(str(path))}">\n{quoted(text.rstrip(chr(10)))}\n</file>'
+              for path, text in files]
     return [{"type": "text", "text": encodable("\n\n".join([MEMORY_INTRO, *marked]))}]
 
 
@@ -2741,7 +2745,7 @@ def plan_texts(session):
         show(f"[The approved plan is not carried: {relative} changed after the user approved "
              "it.]", session.indent)
         return []
-    return [f"The plan the user approved, {relative}:\n\n{text.rstrip()}"]
+    return [f"The plan the user approved, {relative}:\n\n{quoted(text.rstrip())}"]
 
 
 def history_counts(messages):

@@ -52,9 +52,11 @@ from course import offline_environment  # noqa: E402, F401
 from course.translations import LANGUAGES  # noqa: E402
 from sitebuild import search  # noqa: E402
 from sitebuild.captions import (  # noqa: E402, F401
+    USER_DENIED,
     conversations,
     first_sentence,
     option_chosen,
+    result_text,
     step_captions,
     terminal_events,
 )

@@ -276,6 +276,9 @@ def new_history(summary_call, messages, lang):
                new=len(messages), new_chars=f"{json_chars(messages):,}")
 
 
+USER_DENIED = "The user denied this call."  # how a result the user said no to starts (s03)
+
+
 def news_of_the_turn(blocks, names, lang, words=True):
     """What the request brings back; the reminders of the turn in one part, where the first
     of them stood. The user's own words are said unless `words` is false (the prompt)."""
@@ -284,7 +287,9 @@ def news_of_the_turn(blocks, names, lang, words=True):
         if block.get("type") == "tool_result":
             name = names.get(block.get("tool_use_id"))
             text = result_text(block.get("content"))
-            if block.get("is_error"):
+            if block.get("is_error") and text.startswith(USER_DENIED):
+                parts.append(say(lang, "denied" if name else "denied_unknown", name=name))
+            elif block.get("is_error"):
                 refused = re.match(r"(Denied|Blocked|Refused)\b", text)
                 reason = quoted(first_sentence(re.sub(r"^Denied: ", "", text)), lang)
                 key = ("refused" if refused else "error") + ("" if name else "_unknown")

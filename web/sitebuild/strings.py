@@ -221,6 +221,8 @@ STRINGS = {
         "memory_prompt_and_skills_sent": "the AGENTS.md files, the prompt, then the skills' "
                                          "catalog go to the model",
         "skill_loaded": "the skill's instructions come back",
+        "denied": "the user denied the {name} call, and the model is told so",
+        "denied_unknown": "the user denied a call, and the model is told so",
         "refused": "the {name} call was refused: {reason}",
         "error": "the {name} call returned an error: {reason}",
         "refused_unknown": "a tool was refused: {reason}",  # a tool_use id not seen before
@@ -467,6 +469,8 @@ STRINGS = {
         "memory_and_prompt_sent": "AGENTS.md 文件和随后的提示词一起发给模型",
         "memory_prompt_and_skills_sent": "AGENTS.md 文件、提示词和随后的 skill 清单一起发给模型",
         "skill_loaded": "skill 的正文发回给模型",
+        "denied": "用户拒绝了 {name} 调用，模型会收到这个结果",
+        "denied_unknown": "用户拒绝了一次调用，模型会收到这个结果",
         "refused": "{name} 被拒绝：{reason}",
         "error": "{name} 返回了错误：{reason}",
         "refused_unknown": "某个工具被拒绝：{reason}",
