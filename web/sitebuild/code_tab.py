@@ -2,13 +2,13 @@
 anchor for every line (#code-L620) and every section banner (#code-permissions), so that
 a line or a section can be linked to; a list of the sections leads to them.
 
-A line's anchor is an empty <b id=code-L620>, and 4,691 of them were a sixth of s11's page:
-the build writes only those of the lines the site links to (linked_lines: a lesson's
-`code.py#L157`, the What changed table), of each banner's line, and of every LINE_STEP-th
-line (what a search hit starts from, site.js codeLine); site.js adds the others as the page
-loads (addLineAnchors), before the tabs read the address. So without JavaScript every link
-the site makes to a line lands on it, but a hand-made link to another line (#code-L623)
-needs JavaScript.
+A line's anchor is an empty <b id=code-L620>; one for each of s11's 4,712 lines would be 97 KB,
+a sixth of its page. The build writes those of the lines the site links to (linked_lines: a
+lesson's `code.py#L157`, the What changed table), of each banner's line, of line 1 and of
+every LINE_STEP-th line (where a search hit counts on from: site.js codeHit); site.js adds the
+others as the page loads (addLineAnchors), before the tabs read the address. So without
+JavaScript every link the site makes to a line lands on it, but a hand-made link to another
+line (#code-L623) needs JavaScript.
 """
 
 import html
