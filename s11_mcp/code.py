@@ -2057,6 +2057,8 @@ def start_servers(session):
                 continue
             for tool in tools:
                 add_mcp_tool(server, tool)
+            if server.left_out:
+                show(f"mcp: {server.left_out}")
             show(f"mcp: {name}: {len(server.tools)} tools   (/mcp lists them and the log)")
     except KeyboardInterrupt:
         show("[Interrupted: the servers not started yet stay off.]")
@@ -2082,16 +2084,23 @@ def approve_server(session, server):
 
 
 def list_tools(session, server):
-    """tools/list, page after page (a server may split its list; nextCursor asks for more)."""
+    """tools/list, page after page (nextCursor asks for more), up to MCP_TOOL_LIMIT tools."""
     tools, params, cursors = [], {}, set()
     while True:
         result = server.request(session, "tools/list", params)
         if not isinstance(result.get("tools"), list):
             raise ToolError(f"{server.name} answered tools/list without a list of tools")
         tools += result["tools"]
-        if not isinstance(result.get("nextCursor"), str):
+        more = isinstance(result.get("nextCursor"), str)
+        if len(tools) > MCP_TOOL_LIMIT or (more and len(tools) == MCP_TOOL_LIMIT):
+            listed = f"{len(tools):,} tools and more pages" if more else f"{len(tools):,} tools"
+            rest = "the rest" if more else f"{len(tools) - MCP_TOOL_LIMIT:,}"
+            server.left_out = (f"{server.name} lists {listed}: the first {MCP_TOOL_LIMIT:,} are "
+                               f"kept, {rest} left out")
+            return tools[:MCP_TOOL_LIMIT]
+        if not more:
             return tools
-        if result["nextCursor"] in cursors or len(tools) > MCP_TOOL_LIMIT:
+        if result["nextCursor"] in cursors or len(cursors) == MCP_TOOL_LIMIT:  # empty pages
             raise ToolError(f"{server.name} sent a list of tools that does not end")
         cursors.add(result["nextCursor"])
         params = {"cursor": result["nextCursor"]}
@@ -2155,6 +2164,8 @@ def command_mcp(session, argument):
         for name in server.tools:
             hint = "   (its server says it only reads: not checked)"
             show(name + (hint if name in MCP_READ_ONLY else ""), 2)
+        if server.left_out:
+            show(server.left_out, 2)
         if server.process:
             show(f"stderr: {server.log}", 2)
 
@@ -3280,8 +3291,9 @@ MCP_LINE_LIMIT = 8_000_000  # bytes of one line from a server; a longer one stop
 SERVER_NAME = re.compile(r"[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*")
 TOOL_NAME = re.compile(r"[A-Za-z0-9_-]+")
 NAME_LIMIT = 64
-MCP_TOOL_LIMIT = 1_000  # tools one server may list; a list that goes on is a broken server
+MCP_TOOL_LIMIT = 1_000  # tools one server may offer: the rest are left out, with one line
 MCP_ERROR_LIMIT = 2_000  # characters of a server's error message that are kept
+MCP_LOG_LIMIT = 64_000  # bytes of a server's stderr its log keeps: the last ones
 
 
 class McpServer:
@@ -3293,6 +3305,7 @@ class McpServer:
         self.command_line = shlex.join([*words, entry["command"], *entry.get("args", [])])
         self.state = "not started"
         self.tools = []  # the names offered: mcp__SERVER__TOOL
+        self.left_out = None  # the line that says how many tools MCP_TOOL_LIMIT left out
         self.process = None
         self.lines = queue.Queue()  # what the reader thread read from its stdout; None at EOF
         self.last_id = 0
@@ -3300,31 +3313,34 @@ class McpServer:
 
     def start(self, session):
         """The child process: in the workdir, with the tools' environment (never a key) and the
-        entry's env, its stderr appended to its log, in a process group of its own, so that a
-        Ctrl-C at the terminal reaches the harness, which decides, and not the server."""
+        entry's env, its stderr added to its log (keep_log), in a process group of its own, so
+        that a Ctrl-C at the terminal reaches the harness, which decides, and not the server."""
         env = {key: value for key, value in os.environ.items() if key not in SECRET_VARIABLES}
         env.update(session.tool_environment)
         env.update(self.entry.get("env", {}))
         argv = [self.entry["command"], *self.entry.get("args", [])]
         try:
             self.log.parent.mkdir(parents=True, exist_ok=True)
-            log = os.open(self.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND
-                          | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            log = os.open(self.log, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            if not stat.S_ISREG(os.fstat(log).st_mode):  # a pipe planted there would block
+                os.close(log)
+                raise OSError
         except OSError:
-            log = subprocess.DEVNULL  # no log: its stderr still stays off the screen
+            log = os.open(os.devnull, os.O_RDWR)  # no log: its stderr still stays off the screen
         try:
             self.process = subprocess.Popen(
                 argv, cwd=session.workdir, env=env, stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, stderr=log, start_new_session=True)
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         except (OSError, ValueError) as error:
             self.state = "failed to start"
+            os.close(log)
             why = getattr(error, "strerror", None) or error
             raise ToolError(f"cannot run {argv[0]!r}: {why}") from None
-        finally:
-            if log != subprocess.DEVNULL:
-                os.close(log)
         threading.Thread(target=read_lines, args=(self.process.stdout, self.lines),
                          daemon=True).start()
+        self.logging = threading.Thread(target=keep_log, args=(self.process.stderr, log),
+                                        daemon=True)
+        self.logging.start()
         self.state = "running"
 
     def send(self, session, message):
@@ -3460,6 +3476,7 @@ class McpServer:
         except (ProcessLookupError, PermissionError):
             pass
         process.stdout.close()
+        self.logging.join(MCP_STOP_WAIT)  # its last words reach the log before /mcp reads it
         trace_mcp(session, self, {"exited": process.returncode})
 
 
@@ -3471,6 +3488,29 @@ def read_lines(stream, lines):
     except (OSError, ValueError):  # its stdout closed as it stopped
         pass
     lines.put(None)
+
+
+def keep_log(stderr, log):
+    """The log thread: the server's stderr added to its log (the open file log), which keeps
+    the last MCP_LOG_LIMIT bytes under a line that says so; stderr is read to its end."""
+    cut = f"[Cut: this log keeps the last {MCP_LOG_LIMIT:,} bytes of its stderr.]\n".encode()
+    with open(log, "r+b", buffering=0) as file, stderr:
+        try:
+            size = file.seek(0, os.SEEK_END)
+            file.seek(max(0, size - MCP_LOG_LIMIT))
+            kept = file.read()  # the end of what earlier starts wrote
+            trimmed = size > MCP_LOG_LIMIT or kept.startswith(cut)
+            for chunk in iter(lambda: stderr.read1(65_536), b""):
+                trimmed = trimmed or len(kept) + len(chunk) > MCP_LOG_LIMIT
+                kept = (kept.removeprefix(cut) + chunk)[-MCP_LOG_LIMIT:]
+                if trimmed:  # written again whole: the line, then the last bytes
+                    file.seek(0)
+                    file.truncate(file.write(cut + kept))
+                else:
+                    file.write(chunk)
+        except OSError:  # a full disk: a server whose stderr is not read would stop
+            while stderr.read1(65_536):
+                continue
 
 
 def trace_mcp(session, server, exchange):
