@@ -3820,9 +3820,10 @@ def command_clear(session, argument):
     where = ""
     if isinstance(session.client, ScriptedModel):
         where = " The script goes on where it was (/restart plays it from its start)."
-    show(f"[Cleared: the next prompt starts a new conversation. The workdir, the model, "
-         f"the permission mode ({session.mode}), the rules, the hooks and plan mode "
-         f"({'on' if session.plan_mode else 'off'}) stay; the todo list is emptied.{where}]")
+    show(f"[Cleared: the next prompt starts a new conversation, which reads AGENTS.md again. "
+         f"The workdir, the model, the permission mode ({session.mode}), the rules, the hooks "
+         f"and plan mode ({'on' if session.plan_mode else 'off'}) stay; the todo list is "
+         f"emptied.{where}]")
 
 
 COMMANDS = {"/help": command_help, "/restart": command_restart, "/clear": command_clear,

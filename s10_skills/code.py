@@ -4093,9 +4093,10 @@ def command_clear(session, argument):
     where = ""
     if isinstance(session.client, ScriptedModel):
         where = " The script goes on where it was (/restart plays it from its start)."
-    show(f"[Cleared: the next prompt starts a new conversation. The workdir, the model, "
-         f"the permission mode ({session.mode}), the rules, the hooks and plan mode "
-         f"({'on' if session.plan_mode else 'off'}) stay; the todo list is emptied.{where}]")
+    show(f"[Cleared: the next prompt starts a new conversation, which reads AGENTS.md and the "
+         f"skills catalog again. The workdir, the model, the permission mode ({session.mode}), "
+         f"the rules, the hooks and plan mode ({'on' if session.plan_mode else 'off'}) stay; "
+         f"the todo list is emptied.{where}]")
 
 
 COMMANDS = {"/help": command_help, "/restart": command_restart, "/clear": command_clear,
@@ -4113,7 +4114,9 @@ def run_command(session, line):
     elif (prompt := skill_prompt(session, line)) is not None:
         run_turn(session, prompt)
     else:
-        show(f"unknown command {name}; the commands are: {', '.join(COMMANDS)}")
+        skills = ", ".join(f"/{skill}" for skill in find_skills(session))
+        also = f"; the skills: {skills} (/NAME ARGS starts one)" if skills else ""
+        show(f"unknown command {name}; the commands are: {', '.join(COMMANDS)}{also}")
 
 
 def repl(session):

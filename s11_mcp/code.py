@@ -4638,9 +4638,10 @@ def command_clear(session, argument):
     where = ""
     if isinstance(session.client, ScriptedModel):
         where = " The script goes on where it was (/restart plays it from its start)."
-    show(f"[Cleared: the next prompt starts a new conversation. The workdir, the model, "
-         f"the permission mode ({session.mode}), the rules, the hooks and plan mode "
-         f"({'on' if session.plan_mode else 'off'}) stay; the todo list is emptied.{where}]")
+    show(f"[Cleared: the next prompt starts a new conversation, which reads AGENTS.md and the "
+         f"skills catalog again. The workdir, the model, the permission mode ({session.mode}), "
+         f"the rules, the hooks and plan mode ({'on' if session.plan_mode else 'off'}) stay; "
+         f"the todo list is emptied.{where}]")
 
 
 COMMANDS = {"/help": command_help, "/restart": command_restart, "/clear": command_clear,
@@ -4659,7 +4660,9 @@ def run_command(session, line):
         start_servers(session)  # at the first prompt: asked, then started
         run_turn(session, prompt)
     else:
-        show(f"unknown command {name}; the commands are: {', '.join(COMMANDS)}")
+        skills = ", ".join(f"/{skill}" for skill in find_skills(session))
+        also = f"; the skills: {skills} (/NAME ARGS starts one)" if skills else ""
+        show(f"unknown command {name}; the commands are: {', '.join(COMMANDS)}{also}")
 
 
 def repl(session):
