@@ -2073,6 +2073,55 @@ def test_browser_below_the_width_for_two_columns_a_diff_is_unified(site, visit, 
     visit.assert_clean()
 
 
+# The diff shown: does it scroll sideways, and its lines as the phone shows them (number and
+# sign, the code, the change marks) and as the unified view holds them (the same, from its
+# gutter: "old new sign").
+DIFF_LINES = """() => {
+  const box = [...document.querySelectorAll(".diff-view .scroll")].find((s) => s.checkVisibility());
+  const unified = [];
+  const rows = box.querySelector(".rows");
+  const gutters = [...rows.querySelectorAll("pre.gutter > span")].flatMap(
+    (run) => run.textContent.split("\\n").slice(0, -1));
+  const codes = [...rows.querySelectorAll("pre.lines > code > *")].flatMap(
+    (run) => run.textContent.split("\\n").slice(0, -1));
+  codes.forEach((code, k) => {
+    const gutter = gutters[k], width = (gutter.length - 3) / 2, sign = gutter.slice(-1).trim();
+    const number = sign === "-" ? gutter.slice(0, width) : gutter.slice(width + 1, 2 * width + 1);
+    unified.push(gutter ? number.trim() + (sign || " ") + code : code);
+  });
+  const shown = [...box.querySelectorAll(".wrapped > code > div")].filter((line) =>
+    line.checkVisibility()).map((line) => line.textContent);
+  const marks = (selector) => box.querySelectorAll(selector).length;
+  return {sideways: box.scrollWidth - box.clientWidth, shown, unified,
+          marks: [marks(".wrapped .change"), marks(".rows .change")],
+          rows_shown: rows.checkVisibility()};
+}"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", ["en", ZH])
+def test_browser_on_a_phone_a_diff_wraps_its_lines_and_shows_them_all(site, visit, lang):
+    """Point 8: at 390 px a diff showed 26, then 36, columns, and about half of s11's lines
+    were cut at the edge. On a phone the unified diff is shown line by line, wrapped: nothing
+    scrolls sideways, and every line is there with its number, sign and change marks; at
+    1280 px the unified view is as it was."""
+    folder = site_builder.SUBFOLDER[lang]
+    visit.page.set_viewport_size({"width": 390, "height": 844})
+    for address in ("s11_mcp.html#diff", "s09_memory.html#diff",
+                    "compare-s01_loop-vs-s11_mcp.html"):
+        page = visit.open(folder + address)
+        ready(page)
+        found = page.evaluate(DIFF_LINES)
+        assert found["sideways"] <= 1, address
+        assert (found["shown"], found["rows_shown"]) == (found["unified"], False), address
+        assert found["marks"][0] == found["marks"][1] > 0, address
+        assert len(found["shown"]) > 300, address
+    visit.page.set_viewport_size({"width": 1280, "height": 900})
+    found = page.evaluate(DIFF_LINES)
+    assert (found["shown"], found["rows_shown"]) == ([], True)
+    visit.assert_clean()
+
+
 @pytest.mark.browser
 def test_browser_in_dark_mode_a_command_block_has_an_edge(site, visit):
     """Point 5: command blocks (#15191e) on the dark page (#14181d) had no visible edge."""
@@ -2636,9 +2685,10 @@ def test_browser_on_a_phone_the_first_screen_shows_the_lesson_and_the_player_who
       document.body.append(probe);
       const colour = getComputedStyle(probe).backgroundColor;
       probe.remove();
-      const changes = [...document.querySelectorAll("#diff-unified ins.added .change")];
-      return [changes.length > 0, changes.every((change) => change.checkVisibility()
-              && getComputedStyle(change).backgroundColor === colour)];
+      const changes = [...document.querySelectorAll("#diff-unified ins .change")].filter(
+        (change) => change.checkVisibility());  // (on a phone, the wrapped view's)
+      return [changes.length > 0, changes.every(
+        (change) => getComputedStyle(change).backgroundColor === colour)];
     }""")
     assert marked == [True, True]
     visit.assert_clean()

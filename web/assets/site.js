@@ -237,6 +237,46 @@ function buildSplitViews() {
   }
 }
 
+// On a phone a line of code cut at the edge is a line half read (a 366 px column shows 36
+// characters, and half of s11's lines are longer): there the unified diff is shown wrapped,
+// a line at a time, each with one number (the new file's; the old one's for a line removed)
+// and its sign, and the part that does not fit on the next line, indented two more than the
+// line, up to 18 (site.css). It is built here from the unified view the first time a phone width
+// is met, and shown by site.css below 40rem.
+const PHONE = window.matchMedia("(max-width: 40rem)");
+
+function buildWrappedViews() {
+  for (const view of document.querySelectorAll(".diff-view .scroll:not(.has-wrapped)")) {
+    const rows = view.querySelector(":scope > .rows");
+    if (!rows || view.closest(".split")) continue;
+    const gutterRuns = rows.querySelector("pre.gutter").children;
+    const codeRuns = rows.querySelector("pre.lines > code").children;
+    let lines = "";
+    for (let run = 0; run < codeRuns.length; run++) {
+      const kind = codeRuns[run].className;
+      const tag = { added: "ins", removed: "del" }[kind] || "span";
+      const gutters = gutterRuns[run].textContent.split("\n");
+      codeRuns[run].innerHTML.split("\n").slice(0, -1).forEach((code, k) => {
+        const gutter = gutters[k];  // "old new sign", each number padded to the same width
+        const width = (gutter.length - 3) / 2;
+        const number = (kind === "removed" ? gutter.slice(0, width) : gutter.slice(width + 1, 2 * width + 1)).trim();
+        const sign = { added: "+", removed: "-" }[kind] || " ";
+        const indent = Math.min(/^ */.exec(code)[0].length, 16);  // (a deep one fills half the line)
+        lines += `<div class="${kind}"><span class="n" aria-hidden="true">${gutter ? number + sign : ""}</span>` +
+          `<${tag} class="line" style="--indent:${indent}">${code}</${tag}></div>`;
+      });
+    }
+    const english = rows.getAttribute("lang") ? ` lang="${rows.getAttribute("lang")}"` : "";
+    view.insertAdjacentHTML("beforeend", `<div class="wrapped"${english}><code>${lines}</code></div>`);
+    view.classList.add("has-wrapped");
+  }
+}
+
+function setUpWrappedViews() {
+  if (PHONE.matches) buildWrappedViews();
+  else PHONE.addEventListener("change", () => { if (PHONE.matches) buildWrappedViews(); });
+}
+
 // Side by side, the two columns scroll sideways together, by one scrollbar that stays at the
 // bottom of the window (a column is as tall as the diff: its own would be far below).
 function setUpSplitScrolling() {
@@ -947,6 +987,7 @@ function setUpLineLinks() {
 
 // The parts that look elements up come before the tabs, which park the hidden panels.
 buildSplitViews();
+setUpWrappedViews();
 setUpCopyButtons(document);
 setUpContents();
 setUpSearch();
