@@ -27,6 +27,7 @@ import contextlib
 import copy
 import fnmatch
 import glob
+import html
 import itertools
 import json
 import logging
@@ -1817,12 +1818,15 @@ def memory_paths(session):
 def memory_blocks(session):
     """The memory's block for the first user message of a conversation, read from disk now:
     [] when there is no file. Called when a conversation starts (the first prompt, after /clear),
-    after a summary and for a subagent, so that an edit shows at the next of them."""
+    after a summary and for a subagent, so that an edit shows at the next of them. A file's
+    text is quoted as the summary is (s08), its path as an attribute's value (html.escape: "
+    and > too): a </file> in a file, or a " in a folder's name, closes nothing."""
     files = read_memory(session)  # one line on the screen for each file it refuses
     session.memory = [(path, len(text.encode())) for path, text in files]
     if not files:
         return []
-    marked = [f'<file path="{path}">\n{text.rstrip(chr(10))}\n</file>' for path, text in files]
+    marked = [f'<file path="{html.escape(str(path))}">\n{quoted(text.rstrip(chr(10)))}\n</file>'
+              for path, text in files]
     return [{"type": "text", "text": encodable("\n\n".join([MEMORY_INTRO, *marked]))}]
 
 

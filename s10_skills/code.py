@@ -26,6 +26,7 @@ import contextlib
 import copy
 import fnmatch
 import glob
+import html
 import itertools
 import json
 import logging
@@ -1817,12 +1818,15 @@ def memory_paths(session):
 def memory_blocks(session):
     """The memory's block for the first user message of a conversation, read from disk now:
     [] when there is no file. Called when a conversation starts (the first prompt, after /clear),
-    after a summary and for a subagent, so that an edit shows at the next of them."""
+    after a summary and for a subagent, so that an edit shows at the next of them. A file's
+    text is quoted as the summary is (s08), its path as an attribute's value (html.escape: "
+    and > too): a </file> in a file, or a " in a folder's name, closes nothing."""
     files = read_memory(session)  # one line on the screen for each file it refuses
     session.memory = [(path, len(text.encode())) for path, text in files]
     if not files:
         return []
-    marked = [f'<file path="{path}">\n{text.rstrip(chr(10))}\n</file>' for path, text in files]
+    marked = [f'<file path="{html.escape(str(path))}">\n{quoted(text.rstrip(chr(10)))}\n</file>'
+              for path, text in files]
     return [{"type": "text", "text": encodable("\n\n".join([MEMORY_INTRO, *marked]))}]
 
 
@@ -1869,6 +1873,7 @@ SKILLS_FOLDER = ".agent/skills"  # in HOME (the user's own), and in the workdir 
 SKILL_FILE = "SKILL.md"
 SKILL_LIMIT = 32_000  # bytes of one SKILL.md; a larger one is refused with one line
 DESCRIPTION_LIMIT = 250  # characters of a description in the catalog
+FILLED_LIMIT = 2 * SKILL_LIMIT  # characters of a body with its arguments: more is refused
 REATTACH_LIMIT = 5_000 * CHARS_PER_TOKEN  # characters of one body brought back after a summary
 REATTACH_BUDGET = 25_000 * CHARS_PER_TOKEN  # characters of all of them, the newest used first
 CATALOG_INTRO = (
@@ -1896,8 +1901,9 @@ SKILL_TOOL = {
 
 def catalog_blocks(session):
     """The catalog for the first user message: each skill the model may use, its name and its
-    description cut at DESCRIPTION_LIMIT; [] when there is none. Never a body."""
-    lines = [f"- {found['name']}: {one_line(found['description'], DESCRIPTION_LIMIT)}"
+    description cut at DESCRIPTION_LIMIT, quoted as memory is (a </skills> in it closes
+    nothing); [] when there is none. Never a body."""
+    lines = [f"- {found['name']}: {quoted(one_line(found['description'], DESCRIPTION_LIMIT))}"
              for found in find_skills(session).values() if not found["user_only"]]
     if not lines:
         return []
@@ -1925,39 +1931,45 @@ def skill(session, name, arguments=""):
 
 def skill_prompt(session, line):
     """/NAME ARGS: the prompt it sends, the skill's body with ARGS filled in; None when NAME
-    is no skill."""
+    is no skill, "" when the text would be too long (one line says so)."""
     name, _, arguments = line[1:].partition(" ")
     found = find_skills(session).get(name)
     if found is None:
         return None
-    text = fill_arguments(found["body"], arguments.strip())
+    try:
+        text = fill_arguments(found["body"], arguments.strip())
+    except ToolError as error:
+        show(f"[/{name} is not started. {error}]")
+        return ""
     session.skills[name] = text
     return text
 
 
 def in_conversation(session, name):
-    """True if the text the skill sent is in the history: loaded, and not forgotten since (a
-    /clear, a summary that had no room for it, a turn taken back)."""
+    """True if the text the skill sent is in the history, as sent or as a summary brought it
+    back (quoted): loaded, and not forgotten since (a /clear, a summary that had no room for
+    it, a turn taken back)."""
     text = session.skills.get(name)
-    return text is not None and any(text in block_text(block) for message in session.messages
-                                    for block in blocks_of(message))
+    forms = () if text is None else (text, quoted(text))
+    return any(form in block_text(block) for message in session.messages
+               for block in blocks_of(message) for form in forms)
 
 
 def reattached_skills(session):
     """After a summary: a block for each skill the conversation used, the newest first, each
-    cut at REATTACH_LIMIT, while REATTACH_BUDGET lasts. A skill left out, or cut, is loaded
-    whole again at its next use."""
+    cut at REATTACH_LIMIT and quoted (its arguments too), while REATTACH_BUDGET lasts. A skill
+    left out, or cut, is loaded whole again at its next use."""
     blocks, room, kept = [], REATTACH_BUDGET, {}
     for name in reversed([name for name in session.skills if in_conversation(session, name)]):
         text = session.skills[name]
-        body = text[:REATTACH_LIMIT]
+        body = quoted(text[:REATTACH_LIMIT])
         if len(body) > room:
             continue
         room -= len(body)
-        if body == text:
+        if len(text) <= REATTACH_LIMIT:
             kept[name] = text
         else:
-            body += f"\n[... {len(text) - len(body):,} more characters: use the skill again]"
+            body += f"\n[... {len(text) - REATTACH_LIMIT:,} more characters: use the skill again]"
         blocks.insert(0, {"type": "text", "text": encodable(
             f'{REATTACH_INTRO}\n\n<skill name="{name}">\n{body}\n</skill>')})
     session.skills = {name: kept[name] for name in session.skills if name in kept}
@@ -3085,10 +3097,15 @@ def unquoted(value):
 
 def fill_arguments(body, arguments):
     """The body with $ARGUMENTS replaced; a body without it gets them on a last line, so
-    that what the user typed is never lost."""
-    if "$ARGUMENTS" in body:
-        return body.replace("$ARGUMENTS", arguments)
-    return f"{body}\n\nARGUMENTS: {arguments}" if arguments else body
+    that what the user typed is never lost. The size is counted before the text is made: over
+    FILLED_LIMIT, it is refused (3,200 $ARGUMENTS times 10 KB of arguments would be 32 MB)."""
+    if "$ARGUMENTS" not in body and arguments:
+        body = f"{body}\n\nARGUMENTS: $ARGUMENTS"
+    size = len(body) + body.count("$ARGUMENTS") * (len(arguments) - len("$ARGUMENTS"))
+    if size > FILLED_LIMIT:
+        raise ToolError(f"The skill's text with these arguments would be {size:,} characters, "
+                        f"over the limit of {FILLED_LIMIT:,}: give shorter arguments.")
+    return body.replace("$ARGUMENTS", arguments)
 
 
 def block_text(block):
@@ -4127,7 +4144,8 @@ def run_command(session, line):
     if name in COMMANDS:
         COMMANDS[name](session, argument.strip())
     elif (prompt := skill_prompt(session, line)) is not None:
-        run_turn(session, prompt)
+        if prompt:  # "" when the skill was refused, with one line
+            run_turn(session, prompt)
     else:
         skills = ", ".join(f"/{skill}" for skill in find_skills(session))
         also = f"; the skills: {skills} (/NAME ARGS starts one)" if skills else ""
@@ -4172,7 +4190,10 @@ def main(argv=None):
             return 2
         prompt = args.prompt.strip()
         if prompt.startswith("/"):  # /NAME ARGS starts a skill; any other prompt goes as typed
-            prompt = skill_prompt(session, prompt) or prompt
+            started = skill_prompt(session, prompt)
+            if started == "":  # refused, with one line
+                return 1
+            prompt = started or prompt
         finished = run_turn(session, prompt)
         if isinstance(session.client, ScriptedModel) and session.client.off_script:
             # Offline, a prompt the script was not written for did not run: say how to run it.

@@ -18,7 +18,7 @@ CODE = Path(__file__).resolve().parent.parent / "code.py"
 WRITTEN = ("Use tabs.\n<!-- for maintainers: see issue 12 -->\nRun make test.\n"
            "<!--\nold rule: use spaces\n-->\nKeep answers short. <!-- why: reviews -->\n"
            "Unclosed: <!-- stays\n")
-SENT = "Use tabs.\nRun make test.\nKeep answers short. Unclosed: <!-- stays"
+SENT = "Use tabs.\nRun make test.\nKeep answers short. Unclosed: &lt;!-- stays"  # quoted
 
 
 def sent(chapter, files):
