@@ -3527,22 +3527,15 @@ def keep_log(stderr, log):
     the last MCP_LOG_LIMIT bytes under a line that says so; stderr is read to its end."""
     cut = f"[Cut: this log keeps the last {MCP_LOG_LIMIT:,} bytes of its stderr.]\n".encode()
     with open(log, "r+b", buffering=0) as file, stderr:
-        try:
-            size = file.seek(0, os.SEEK_END)
-            file.seek(max(0, size - MCP_LOG_LIMIT))
-            kept = file.read()  # the end of what earlier starts wrote
-            trimmed = size > MCP_LOG_LIMIT or kept.startswith(cut)
-            for chunk in iter(lambda: stderr.read1(65_536), b""):
-                trimmed = trimmed or len(kept) + len(chunk) > MCP_LOG_LIMIT
-                kept = (kept.removeprefix(cut) + chunk)[-MCP_LOG_LIMIT:]
-                if trimmed:  # written again whole: the line, then the last bytes
-                    file.seek(0)
-                    file.truncate(file.write(cut + kept))
-                else:
-                    file.write(chunk)
-        except OSError:  # a full disk: a server whose stderr is not read would stop
-            while stderr.read1(65_536):
-                continue
+        file.seek(max(0, os.fstat(log).st_size - MCP_LOG_LIMIT - len(cut)))
+        kept = file.read()  # the end of what earlier starts wrote
+        trimmed, kept = kept.startswith(cut), kept.removeprefix(cut)
+        for chunk in iter(lambda: stderr.read1(65_536), b""):
+            trimmed = trimmed or len(kept) + len(chunk) > MCP_LOG_LIMIT
+            kept = (kept + chunk)[-MCP_LOG_LIMIT:]
+            with contextlib.suppress(OSError):  # a full disk: the rest is read, and dropped
+                file.seek(0)
+                file.truncate(file.write((cut if trimmed else b"") + kept))
 
 
 def trace_mcp(session, server, exchange):
