@@ -1436,7 +1436,8 @@ def glued_values(word, options):
     """The values a cluster of short options may have glued to it. Which letter takes the rest
     is the program's to say: so the rest after the first letter `options` does not list as a
     flag, and after the last such letter, up to one it lists as taking a value (sort
-    -ro.wgetrc writes .wgetrc: -r is a flag). A tail between starts with a letter, as the first."""
+    -ro.wgetrc writes .wgetrc: -r is a flag). A tail between starts with a letter, as the first
+    does: never a dot name."""
     run, may = re.match(r"-[^\W_]+", word), []  # the places of the letters that may take it
     for place in range(1, run.end() if run else 1):
         kind = options.get(f"-{word[place]}")
