@@ -1735,11 +1735,11 @@ def summarise(session, trigger, focus="", why="/compact"):
 def compacted_history(session, summary):
     """The new history: one user turn with AGENTS.md, the summary, the todo list, plan mode if
     it is on, the plan the user approved, the user's last prompt, the skills' catalog and the
-    skills used. No tool_result, so none without its tool_use. The summary is the model's words,
-    quoted: a </summary> in it stays text."""
+    skills used. No tool_result, so none without its tool_use. The summary, the todos and the
+    plan are the model's words, quoted: a </summary> or a </reminder> in them stays text."""
     texts = [f"{SUMMARY_INTRO}\n\n<summary>\n{quoted(summary)}\n</summary>"]
-    if session.todos:  # as todo_write takes it, so that the model can send it back updated
-        items = "\n".join(json.dumps(item, ensure_ascii=False) for item in session.todos)
+    if session.todos:  # as todo_write takes it (quoted), so that the model can send it back
+        items = quoted("\n".join(json.dumps(item, ensure_ascii=False) for item in session.todos))
         texts.append(f"<reminder>Your todo list, as it stands:\n{items}</reminder>")
     if session.plan_mode and not session.subagent:  # a subagent never had these instructions
         texts.append(PLAN_MODE_ENTERED)
@@ -3085,7 +3085,7 @@ def plan_texts(session):
         show(f"[The approved plan is not carried: {relative} changed after the user approved "
              "it.]", session.indent)
         return []
-    return [f"The plan the user approved, {relative}:\n\n{text.rstrip()}"]
+    return [f"The plan the user approved, {relative}:\n\n{quoted(text.rstrip())}"]
 
 
 def history_counts(messages):
