@@ -174,6 +174,7 @@ CHANGED_DEFINITIONS = {
         "typed_text()",  # the scripted model finds the prompt after AGENTS.md
         "make_session()",  # the files read, on the banner
         "COMMANDS",  # /memory, /remember
+        "command_clear()",  # /clear says the next prompt reads AGENTS.md again
     },
     "s10_skills": {
         "run_turn()",  # the skills' catalog after a new conversation's first prompt
@@ -181,8 +182,9 @@ CHANGED_DEFINITIONS = {
         "Conversation",  # the skills used, and the text each sent
         "make_session()",  # the skills on the banner
         "COMMANDS",  # /skills
-        "run_command()",  # /NAME ARGS starts a skill
+        "run_command()",  # /NAME ARGS starts a skill; an unknown command lists the skills
         "main()",  # a one-shot /NAME ARGS starts a skill
+        "command_clear()",  # /clear says the next prompt reads the skills catalog again
     },
     "s11_mcp": {
         "parse_rule()",  # a rule may name a server's tool, mcp__SERVER__TOOL

@@ -2264,7 +2264,7 @@ def matching_rule(session, decision, name, tool_input):
 def named_paths(workdir, subjects):
     """Every word of these commands as a path relative to the workdir (./a, a/, and the
     workdir's absolute a are all "a"), the value after each "=" (--file=a, of=a), and the
-    value glued to a short option (-oa)."""
+    values glued to short options (glued_values: -ro.git is o.git or .git)."""
     root, paths = Path(workdir).resolve(), set()
     for subject in subjects:
         try:
@@ -2272,13 +2272,30 @@ def named_paths(workdir, subjects):
         except ValueError:  # an unbalanced quote
             words = subject.split()
         values = [each.rpartition("=")[2] for each in words if "=" in each]
-        glued = [each[2:] for each in words if re.match(r"-[^\W_].", each)]  # -o.git: .git
+        options = READ_ONLY.get(words[0], {}) if words else {}
+        glued = [value for each in words for value in glued_values(each, options)]
         for word in words + values + glued:
             path = os.path.normpath(word) if word else "."
             if os.path.isabs(path) and Path(path).is_relative_to(root):
                 path = Path(path).relative_to(root).as_posix() or "."
             paths.add(path)
     return paths
+
+
+def glued_values(word, options):
+    """The values a cluster of short options may have glued to it. Which letter takes the rest
+    is the program's to say: so the rest after the first letter `options` does not list as a
+    flag, and after the last such letter, up to one it lists as taking a value (sort
+    -ro.wgetrc writes .wgetrc: -r is a flag). A tail between starts with a letter, as the first
+    does: never a dot name."""
+    run, may = re.match(r"-[^\W_]+", word), []  # the places of the letters that may take it
+    for place in range(1, run.end() if run else 1):
+        kind = options.get(f"-{word[place]}")
+        if kind != FLAG:
+            may.append(place)
+        if kind in (VALUE, PATH):
+            break
+    return [word[place + 1:] for place in {*may[:1], *may[-1:]} if word[place + 1:]]
 
 
 def reaches(path, pattern):
@@ -2296,9 +2313,8 @@ def changes_power_file(session, name, tool_input):
     folders of the harness's own code; by list: POWER_FILES, matched against each part.
     write_file and edit_file: the path as the tool would resolve it, symlinks followed.
     bash: a command that is not read-only and names one of them, with quotes and
-    backslashes removed, alone or glued to short options (-o.git, -roAGENTS.md; a dot name
-    that is not listed, after one only: -ro.wgetrc is o.wgetrc), or in which the shell may
-    make up such a name (made_up_name).
+    backslashes removed, alone or glued to short options (-o.git, -roAGENTS.md, -ro.wgetrc:
+    glued_values), or in which the shell may make up such a name (made_up_name).
     """
     if name in EDIT_TOOLS:
         try:
@@ -4110,9 +4126,10 @@ def command_clear(session, argument):
     where = ""
     if isinstance(session.client, ScriptedModel):
         where = " The script goes on where it was (/restart plays it from its start)."
-    show(f"[Cleared: the next prompt starts a new conversation. The workdir, the model, "
-         f"the permission mode ({session.mode}), the rules, the hooks and plan mode "
-         f"({'on' if session.plan_mode else 'off'}) stay; the todo list is emptied.{where}]")
+    show(f"[Cleared: the next prompt starts a new conversation, which reads AGENTS.md and the "
+         f"skills catalog again. The workdir, the model, the permission mode ({session.mode}), "
+         f"the rules, the hooks and plan mode ({'on' if session.plan_mode else 'off'}) stay; "
+         f"the todo list is emptied.{where}]")
 
 
 COMMANDS = {"/help": command_help, "/restart": command_restart, "/clear": command_clear,
@@ -4131,7 +4148,9 @@ def run_command(session, line):
         if prompt:  # "" when the skill was refused, with one line
             run_turn(session, prompt)
     else:
-        show(f"unknown command {name}; the commands are: {', '.join(COMMANDS)}")
+        skills = ", ".join(f"/{skill}" for skill in find_skills(session))
+        also = f"; the skills: {skills} (/NAME ARGS starts one)" if skills else ""
+        show(f"unknown command {name}; the commands are: {', '.join(COMMANDS)}{also}")
 
 
 def repl(session):

@@ -2069,6 +2069,8 @@ def start_servers(session):
                 continue
             for tool in tools:
                 add_mcp_tool(server, tool)
+            if server.left_out:
+                show(f"mcp: {server.left_out}")
             show(f"mcp: {name}: {len(server.tools)} tools   (/mcp lists them and the log)")
     except KeyboardInterrupt:
         show("[Interrupted: the servers not started yet stay off.]")
@@ -2094,16 +2096,23 @@ def approve_server(session, server):
 
 
 def list_tools(session, server):
-    """tools/list, page after page (a server may split its list; nextCursor asks for more)."""
+    """tools/list, page after page (nextCursor asks for more), up to MCP_TOOL_LIMIT tools."""
     tools, params, cursors = [], {}, set()
     while True:
         result = server.request(session, "tools/list", params)
         if not isinstance(result.get("tools"), list):
             raise ToolError(f"{server.name} answered tools/list without a list of tools")
         tools += result["tools"]
-        if not isinstance(result.get("nextCursor"), str):
+        more = isinstance(result.get("nextCursor"), str)
+        if len(tools) > MCP_TOOL_LIMIT or (more and len(tools) == MCP_TOOL_LIMIT):
+            listed = f"{len(tools):,} tools and more pages" if more else f"{len(tools):,} tools"
+            rest = "the rest" if more else f"{len(tools) - MCP_TOOL_LIMIT:,}"
+            server.left_out = (f"{server.name} lists {listed}: the first {MCP_TOOL_LIMIT:,} are "
+                               f"kept, {rest} left out")
+            return tools[:MCP_TOOL_LIMIT]
+        if not more:
             return tools
-        if result["nextCursor"] in cursors or len(tools) > MCP_TOOL_LIMIT:
+        if result["nextCursor"] in cursors or len(cursors) == MCP_TOOL_LIMIT:  # empty pages
             raise ToolError(f"{server.name} sent a list of tools that does not end")
         cursors.add(result["nextCursor"])
         params = {"cursor": result["nextCursor"]}
@@ -2167,6 +2176,8 @@ def command_mcp(session, argument):
         for name in server.tools:
             hint = "   (its server says it only reads: not checked)"
             show(name + (hint if name in MCP_READ_ONLY else ""), 2)
+        if server.left_out:
+            show(server.left_out, 2)
         if server.process:
             show(f"stderr: {server.log}", 2)
 
@@ -2434,7 +2445,7 @@ def matching_rule(session, decision, name, tool_input):
 def named_paths(workdir, subjects):
     """Every word of these commands as a path relative to the workdir (./a, a/, and the
     workdir's absolute a are all "a"), the value after each "=" (--file=a, of=a), and the
-    value glued to a short option (-oa)."""
+    values glued to short options (glued_values: -ro.git is o.git or .git)."""
     root, paths = Path(workdir).resolve(), set()
     for subject in subjects:
         try:
@@ -2442,13 +2453,30 @@ def named_paths(workdir, subjects):
         except ValueError:  # an unbalanced quote
             words = subject.split()
         values = [each.rpartition("=")[2] for each in words if "=" in each]
-        glued = [each[2:] for each in words if re.match(r"-[^\W_].", each)]  # -o.git: .git
+        options = READ_ONLY.get(words[0], {}) if words else {}
+        glued = [value for each in words for value in glued_values(each, options)]
         for word in words + values + glued:
             path = os.path.normpath(word) if word else "."
             if os.path.isabs(path) and Path(path).is_relative_to(root):
                 path = Path(path).relative_to(root).as_posix() or "."
             paths.add(path)
     return paths
+
+
+def glued_values(word, options):
+    """The values a cluster of short options may have glued to it. Which letter takes the rest
+    is the program's to say: so the rest after the first letter `options` does not list as a
+    flag, and after the last such letter, up to one it lists as taking a value (sort
+    -ro.wgetrc writes .wgetrc: -r is a flag). A tail between starts with a letter, as the first
+    does: never a dot name."""
+    run, may = re.match(r"-[^\W_]+", word), []  # the places of the letters that may take it
+    for place in range(1, run.end() if run else 1):
+        kind = options.get(f"-{word[place]}")
+        if kind != FLAG:
+            may.append(place)
+        if kind in (VALUE, PATH):
+            break
+    return [word[place + 1:] for place in {*may[:1], *may[-1:]} if word[place + 1:]]
 
 
 def reaches(path, pattern):
@@ -2466,9 +2494,8 @@ def changes_power_file(session, name, tool_input):
     folders of the harness's own code; by list: POWER_FILES, matched against each part.
     write_file and edit_file: the path as the tool would resolve it, symlinks followed.
     bash: a command that is not read-only and names one of them, with quotes and
-    backslashes removed, alone or glued to short options (-o.git, -roAGENTS.md; a dot name
-    that is not listed, after one only: -ro.wgetrc is o.wgetrc), or in which the shell may
-    make up such a name (made_up_name).
+    backslashes removed, alone or glued to short options (-o.git, -roAGENTS.md, -ro.wgetrc:
+    glued_values), or in which the shell may make up such a name (made_up_name).
     """
     if name in EDIT_TOOLS:
         try:
@@ -3297,8 +3324,9 @@ MCP_LINE_LIMIT = 8_000_000  # bytes of one line from a server; a longer one stop
 SERVER_NAME = re.compile(r"[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*")
 TOOL_NAME = re.compile(r"[A-Za-z0-9_-]+")
 NAME_LIMIT = 64
-MCP_TOOL_LIMIT = 1_000  # tools one server may list; a list that goes on is a broken server
+MCP_TOOL_LIMIT = 1_000  # tools one server may offer: the rest are left out, with one line
 MCP_ERROR_LIMIT = 2_000  # characters of a server's error message that are kept
+MCP_LOG_LIMIT = 64_000  # bytes of a server's stderr its log keeps: the last ones
 
 
 class McpServer:
@@ -3310,6 +3338,7 @@ class McpServer:
         self.command_line = shlex.join([*words, entry["command"], *entry.get("args", [])])
         self.state = "not started"
         self.tools = []  # the names offered: mcp__SERVER__TOOL
+        self.left_out = None  # the line that says how many tools MCP_TOOL_LIMIT left out
         self.process = None
         self.lines = queue.Queue()  # what the reader thread read from its stdout; None at EOF
         self.last_id = 0
@@ -3317,31 +3346,34 @@ class McpServer:
 
     def start(self, session):
         """The child process: in the workdir, with the tools' environment (never a key) and the
-        entry's env, its stderr appended to its log, in a process group of its own, so that a
-        Ctrl-C at the terminal reaches the harness, which decides, and not the server."""
+        entry's env, its stderr added to its log (keep_log), in a process group of its own, so
+        that a Ctrl-C at the terminal reaches the harness, which decides, and not the server."""
         env = {key: value for key, value in os.environ.items() if key not in SECRET_VARIABLES}
         env.update(session.tool_environment)
         env.update(self.entry.get("env", {}))
         argv = [self.entry["command"], *self.entry.get("args", [])]
         try:
             self.log.parent.mkdir(parents=True, exist_ok=True)
-            log = os.open(self.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND
-                          | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            log = os.open(self.log, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            if not stat.S_ISREG(os.fstat(log).st_mode):  # a pipe planted there would block
+                os.close(log)
+                raise OSError
         except OSError:
-            log = subprocess.DEVNULL  # no log: its stderr still stays off the screen
+            log = os.open(os.devnull, os.O_RDWR)  # no log: its stderr still stays off the screen
         try:
             self.process = subprocess.Popen(
                 argv, cwd=session.workdir, env=env, stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, stderr=log, start_new_session=True)
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         except (OSError, ValueError) as error:
             self.state = "failed to start"
+            os.close(log)
             why = getattr(error, "strerror", None) or error
             raise ToolError(f"cannot run {argv[0]!r}: {why}") from None
-        finally:
-            if log != subprocess.DEVNULL:
-                os.close(log)
         threading.Thread(target=read_lines, args=(self.process.stdout, self.lines),
                          daemon=True).start()
+        self.logging = threading.Thread(target=keep_log, args=(self.process.stderr, log),
+                                        daemon=True)
+        self.logging.start()
         self.state = "running"
 
     def send(self, session, message):
@@ -3477,6 +3509,7 @@ class McpServer:
         except (ProcessLookupError, PermissionError):
             pass
         process.stdout.close()
+        self.logging.join(MCP_STOP_WAIT)  # its last words reach the log before /mcp reads it
         trace_mcp(session, self, {"exited": process.returncode})
 
 
@@ -3488,6 +3521,22 @@ def read_lines(stream, lines):
     except (OSError, ValueError):  # its stdout closed as it stopped
         pass
     lines.put(None)
+
+
+def keep_log(stderr, log):
+    """The log thread: the server's stderr added to its log (the open file log), which keeps
+    the last MCP_LOG_LIMIT bytes under a line that says so; stderr is read to its end."""
+    cut = f"[Cut: this log keeps the last {MCP_LOG_LIMIT:,} bytes of its stderr.]\n".encode()
+    with open(log, "r+b", buffering=0) as file, stderr:
+        file.seek(max(0, os.fstat(log).st_size - MCP_LOG_LIMIT - len(cut)))
+        kept = file.read()  # the end of what earlier starts wrote
+        trimmed, kept = kept.startswith(cut), kept.removeprefix(cut)
+        for chunk in iter(lambda: stderr.read1(65_536), b""):
+            trimmed = trimmed or len(kept) + len(chunk) > MCP_LOG_LIMIT
+            kept = (kept + chunk)[-MCP_LOG_LIMIT:]
+            with contextlib.suppress(OSError):  # a full disk: the rest is read, and dropped
+                file.seek(0)
+                file.truncate(file.write((cut if trimmed else b"") + kept))
 
 
 def trace_mcp(session, server, exchange):
@@ -4615,9 +4664,10 @@ def command_clear(session, argument):
     where = ""
     if isinstance(session.client, ScriptedModel):
         where = " The script goes on where it was (/restart plays it from its start)."
-    show(f"[Cleared: the next prompt starts a new conversation. The workdir, the model, "
-         f"the permission mode ({session.mode}), the rules, the hooks and plan mode "
-         f"({'on' if session.plan_mode else 'off'}) stay; the todo list is emptied.{where}]")
+    show(f"[Cleared: the next prompt starts a new conversation, which reads AGENTS.md and the "
+         f"skills catalog again. The workdir, the model, the permission mode ({session.mode}), "
+         f"the rules, the hooks and plan mode ({'on' if session.plan_mode else 'off'}) stay; "
+         f"the todo list is emptied.{where}]")
 
 
 COMMANDS = {"/help": command_help, "/restart": command_restart, "/clear": command_clear,
@@ -4637,7 +4687,9 @@ def run_command(session, line):
             start_servers(session)  # at the first prompt: asked, then started
             run_turn(session, prompt)
     else:
-        show(f"unknown command {name}; the commands are: {', '.join(COMMANDS)}")
+        skills = ", ".join(f"/{skill}" for skill in find_skills(session))
+        also = f"; the skills: {skills} (/NAME ARGS starts one)" if skills else ""
+        show(f"unknown command {name}; the commands are: {', '.join(COMMANDS)}{also}")
 
 
 def repl(session):

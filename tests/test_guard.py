@@ -635,11 +635,41 @@ def test_a_file_that_gives_power_glued_to_a_short_option_asks_in_every_mode(chap
                   for command in commands})
     # an allow rule does not let it through either; a name that only ends in one is no such file
     glued.update({"sort -onotes.txt notes.txt": ("allow", "rule 'bash(sort *)'"),
+                  "sort -rosorted.txt notes.txt": ("allow", "rule 'bash(sort *)'"),
                   "sort -o myAGENTS.md notes.txt": ("allow", "rule 'bash(sort *)'")})
     allow = {"permissions": {"allow": ["bash(sort *)"]}}
     assert {command: bash(chapter, tmp_path, command, mode=mode, settings=allow,
                           tool_environment={"HOME": str(tmp_path)})
             for command in glued} == glued
+
+
+# Which letter of a cluster takes the rest as its value is the program's to say: sort's -r and
+# -n are flags and its -o takes a file, so -ro.wgetrc writes .wgetrc (it ran unasked in bypass
+# mode, read as o.wgetrc). A name after any letter not listed as a flag is the target.
+CLUSTERS = {
+    "sort -ro.wgetrc notes.txt": (".wgetrc", DOT_WHY),
+    "sort -rno.lesskey notes.txt": (".lesskey", DOT_WHY),
+    "sort -rno.bashrc notes.txt": (".bashrc", START_WHY),
+    "sort -ro .wgetrc notes.txt": (".wgetrc", DOT_WHY),
+    "sort -ro~/.wgetrc notes.txt": ("~/.wgetrc", DOT_WHY),
+    "sort -so.wgetrc notes.txt": (".wgetrc", DOT_WHY),  # -s is sort's, and not listed
+    "timeout 5 sort -ro.wgetrc notes.txt": (".wgetrc", DOT_WHY),
+    "/usr/bin/sort -ro.wgetrc notes.txt": (".wgetrc", DOT_WHY),  # no list: every letter may
+    f"sort -{'r' * 1000}o.wgetrc notes.txt": (".wgetrc", DOT_WHY),
+    "foo -ro/../.wgetrc notes.txt": (".wgetrc", DOT_WHY),  # o/../.wgetrc is .wgetrc
+    "sort -rosorted.txt notes.txt": None,  # o takes sorted.txt; else -t takes ed.txt
+    "sort -rk1o.wgetrc notes.txt": None,  # -k takes 1o.wgetrc
+    "sort -rn notes.txt": None,
+}
+
+
+@pytest.mark.parametrize("command", list(CLUSTERS))
+def test_a_name_glued_after_any_letter_of_a_cluster_that_may_take_it_asks_in_bypass_mode(
+        chapter, tmp_path, command):
+    what = CLUSTERS[command]
+    assert bash(chapter, tmp_path, command, mode="bypass",
+                tool_environment={"HOME": str(tmp_path)}) == (
+        ("ask", f"it changes {what[0]}: {what[1]}") if what else ("allow", "bypass mode"))
 
 
 GLOB_POWER = {  # a glob without a leading dot, and the keys of POWER_FILES it may match

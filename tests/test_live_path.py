@@ -369,9 +369,11 @@ CLEARED = {
                    "(off) stay; the todo list is emptied.]",
 }
 CLEARED["s07_subagents"] = CLEARED["s06_plan_mode"]  # a subagent's history lives in its call
-CLEARED["s09_memory"] = CLEARED["s08_compact"]  # AGENTS.md is read again at the next prompt
-CLEARED["s10_skills"] = CLEARED["s08_compact"]  # so are the skills; those used are forgotten
-CLEARED["s11_mcp"] = CLEARED["s08_compact"]  # the MCP servers go on running, as the session does
+CLEARED["s09_memory"] = CLEARED["s08_compact"].replace(
+    "conversation.", "conversation, which reads AGENTS.md again.")
+CLEARED["s10_skills"] = CLEARED["s08_compact"].replace(  # the skills used are forgotten
+    "conversation.", "conversation, which reads AGENTS.md and the skills catalog again.")
+CLEARED["s11_mcp"] = CLEARED["s10_skills"]  # the MCP servers go on running, as the session does
 
 
 @pytest.mark.parametrize("name, kind", [(name, kind) for name in COMPACTING for kind in TOO_LONG])

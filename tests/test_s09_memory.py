@@ -190,7 +190,12 @@ def test_the_files_come_once_per_conversation_and_again_after_clear(s09, project
     s09.run_turn(session, PROMPT)
     s09.run_turn(session, "And b.txt.")
     write(project["workdir"], "Every route has two tests.\n")
+    capsys.readouterr()
     s09.command_clear(session, "")
+    assert capsys.readouterr().out == (
+        "[Cleared: the next prompt starts a new conversation, which reads AGENTS.md again. The "
+        "workdir, the model, the permission mode (default), the rules, the hooks and plan mode "
+        "(off) stay; the todo list is emptied.]\n")
     s09.run_turn(session, PROMPT)
 
     old = memory(*read(project["home"], project["root"], project["app"]),

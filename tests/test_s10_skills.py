@@ -266,11 +266,19 @@ def test_slash_name_sends_the_body_with_its_arguments_as_the_prompt(s10, workdir
     assert session.prompt == "Cut release 0.2."
 
 
-def test_a_slash_word_that_is_no_skill_or_command_says_so(s10, workdir, capsys):
+def test_a_slash_word_that_is_no_skill_or_command_says_so_and_names_the_skills(s10, workdir,
+                                                                              capsys):
     client = FakeClient()
     s10.run_command(session_in(s10, workdir, client), "/deploy now")
 
     assert client.calls == []
+    assert capsys.readouterr().out == (
+        f"unknown command /deploy; the commands are: {', '.join(s10.COMMANDS)}; the skills: "
+        "/changelog, /release, /review (/NAME ARGS starts one)\n")
+
+
+def test_with_no_skill_an_unknown_command_names_the_commands_alone(s10, tmp_path, capsys):
+    s10.run_command(session_in(s10, tmp_path, FakeClient()), "/deploy")
     assert capsys.readouterr().out == (
         f"unknown command /deploy; the commands are: {', '.join(s10.COMMANDS)}\n")
 
@@ -351,8 +359,13 @@ def test_after_clear_the_skill_is_sent_again(s10, workdir, capsys):
     client = FakeClient(reply(call), reply(text("Ok.")), reply(text("Cleared.")))
     session = session_in(s10, workdir, client)
     s10.run_turn(session, PROMPT)
+    capsys.readouterr()
     s10.command_clear(session, "")
 
+    assert capsys.readouterr().out == (
+        "[Cleared: the next prompt starts a new conversation, which reads AGENTS.md and the "
+        "skills catalog again. The workdir, the model, the permission mode (default), the rules, "
+        "the hooks and plan mode (off) stay; the todo list is emptied.]\n")
     assert session.skills == {}
     assert s10.skill(session, "review") == "Check a change before it is handed over.\n\n" \
                                            "1. Run the tests."

@@ -9,6 +9,7 @@ look for its pid. Two servers no one here wrote, one built with the official MCP
 mcp-server-git from the registry, answer through the chapter in the last tests.
 """
 
+import io
 import json
 import os
 import select
@@ -567,6 +568,16 @@ if mode == "list id":
     send([ident], {})
 send(ident, {"protocolVersion": "2025-06-18", "capabilities": {}})
 sys.stdin.readline()
+if mode == "stderr":
+    sys.stderr.write("x" * int(sys.argv[2]))
+    sys.stderr.flush()
+if mode == "pages":  # a page of tools for each size in argv[2] ("600,401"), linked by cursors
+    sizes = [int(size) for size in sys.argv[2].split(",")]
+    for page, size in enumerate(sizes):
+        first, more = sum(sizes[:page]), {"nextCursor": str(page)} if page < len(sizes) - 1 else {}
+        send(json.loads(sys.stdin.readline())["id"], {**more, "tools": [
+            {"name": f"t{first + n}", "inputSchema": {"type": "object"}} for n in range(size)]})
+    sys.exit(sys.stdin.read() and 0)
 if mode == "closes stdout":
     os.close(1); time.sleep(5)
 if mode == "grandchild":
@@ -651,3 +662,53 @@ def test_what_a_server_started_ends_with_it(s11, tmp_path, answers):
         assert (stopping.is_alive(), select.select([child], [], [], 10)[0]) == (False, [child])
     finally:
         os.close(child)
+
+
+@pytest.mark.parametrize(("pages", "offered", "left_out"), [
+    ("999", 999, None), ("1000", 1000, None),
+    ("1001", 1000, "h lists 1,001 tools: the first 1,000 are kept, 1 left out"),
+    ("600,399", 999, None), ("600,400", 1000, None),
+    ("600,401", 1000, "h lists 1,001 tools: the first 1,000 are kept, 1 left out"),
+    ("1000,5", 1000, "h lists 1,000 tools and more pages: the first 1,000 are kept, the rest "
+                     "left out"),
+])
+def test_a_server_offers_at_most_a_thousand_tools_over_all_its_pages_and_a_line_says_how_many_not(
+        s11, tmp_path, answers, capsys, pages, offered, left_out):
+    session = hostile(s11, tmp_path, answers, "pages", pages)
+    server = session.servers["h"]
+    names = [f"mcp__h__t{n}" for n in range(offered)]
+    assert (server.tools, [tool["name"] for tool in s11.TOOLS][-offered:]) == (names, names)
+    said = [f"mcp: {left_out}"] if left_out else []
+    assert capsys.readouterr().out.splitlines()[-1 - len(said):] == [
+        *said, f"mcp: h: {offered} tools   (/mcp lists them and the log)"]
+    s11.command_mcp(session, "")
+    assert capsys.readouterr().out.splitlines()[offered + 1:] == [
+        *([f"  {left_out}"] if left_out else []), f"  stderr: {server.log}"]
+
+
+LOG_CUT = "[Cut: this log keeps the last 64,000 bytes of its stderr.]\n"
+
+
+@pytest.mark.parametrize(("size", "kept"), [
+    (63_999, "x" * 63_999), (64_000, "x" * 64_000), (64_001, LOG_CUT + "x" * 64_000)])
+def test_a_server_log_keeps_the_last_64_000_bytes_of_its_stderr_and_says_it_was_cut(
+        s11, tmp_path, answers, size, kept):
+    session = hostile(s11, tmp_path, answers, "stderr", str(size))
+    log = session.servers["h"].log
+    s11.stop_servers(session)
+    assert log.read_text() == kept
+
+
+@pytest.mark.parametrize(("before", "written", "kept"), [
+    ("a" * 63_999, b"b", "a" * 63_999 + "b"),
+    ("a" * 64_000, b"", "a" * 64_000),
+    ("a" * 64_000, b"b", LOG_CUT + "a" * 63_999 + "b"),
+    (LOG_CUT + "a" * 64_000, b"bc", LOG_CUT + "a" * 63_998 + "bc"),
+    ("a" * 100_000, b"b", LOG_CUT + "a" * 63_999 + "b"),
+])
+def test_the_log_of_an_earlier_start_counts_toward_the_limit(s11, tmp_path, before, written,
+                                                            kept):
+    path = tmp_path / "h.log"
+    path.write_text(before)
+    s11.keep_log(io.BytesIO(written), os.open(path, os.O_RDWR))
+    assert path.read_text() == kept
