@@ -2,7 +2,8 @@
 
 Generic over support.PRESENT: a chapter is checked here as soon as its code.py exists.
 
-  - the scenario, one shot and through the REPL with piped stdin, offline
+  - the scenario, one shot (with a key it must not show) and through the REPL with piped
+    stdin, offline
   - --trace writes one JSON line per model call; --script replays such a trace
   - a missing or broken --script is one line on stderr and exit code 2
   - importing a chapter writes nothing, reads no key, opens no connection
@@ -92,6 +93,9 @@ def snapshot(name):
     }
 
 
+# The API key in the environment of the one-shot run: it must show nowhere.
+KEY = "sk-ant-test-SECRET123"
+
 # Run by the runner in a fresh folder: import one chapter as a module and report
 # what the import did (tests/import_check.py says how).
 IMPORT_CHECK = ROOT / "tests" / "import_check.py"
@@ -130,7 +134,9 @@ def runs(tmp_path_factory):
             answers=answers,
             jobs={
                 # One shot, in a copy of the workspace, recording a trace; run from the
-                # repository root, where a stray relative write would show.
+                # repository root, where a stray relative write would show. With an API key
+                # in its environment (offline, nothing reads it): the key must reach no
+                # screen and no trace (test_the_key_reaches_no_trace_and_no_screen).
                 "oneshot": runner.start(
                     code,
                     "--offline",
@@ -140,6 +146,7 @@ def runs(tmp_path_factory):
                     base / "trace.jsonl",
                     script["prompt"],
                     stdin=lines(*answers),
+                    env=clean_env(ANTHROPIC_API_KEY=KEY),
                 ),
                 # The REPL with its default offline workdir: a fresh copy under TMPDIR.
                 "repl": runner.start(
@@ -236,6 +243,18 @@ def test_scenario_in_the_repl_runs_the_prompt_then_q_ends_it(run):
 
 def test_scenario_runs_leave_the_repository_untouched(run):
     assert run.after == run.before
+
+
+def test_the_key_reaches_no_trace_and_no_screen(run):
+    """The one-shot run had ANTHROPIC_API_KEY in its environment: a whole scenario, played
+    offline, shows it on no screen and writes it to no trace. (This was a run of its own in
+    tests/test_robustness.py, the same scenario with the same key; the one-shot run here is that
+    run, so the key costs no run of its own. The key reaching no tool: test_robustness.py.)"""
+    trace = (run.base / "trace.jsonl").read_text()
+    assert len(model_calls(run.base / "trace.jsonl")) >= 2  # the scenario really ran
+    assert [where for where, seen in [("stdout", run.oneshot.stdout),
+                                      ("stderr", run.oneshot.stderr), ("trace", trace)]
+            if KEY in seen or "SECRET123" in seen] == []
 
 
 # ======================================================================

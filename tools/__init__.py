@@ -5,6 +5,7 @@ test (pytest collects nothing here).
                                                           transcripts from code.py and real runs
     .venv/bin/python -m tools.sync_zh [PAGE...]           bring the Chinese pages in step
     .venv/bin/python -m tools.time_stages                 how long the stage checker takes
+    .venv/bin/python -m tools.time_suite                  how long the whole suite takes, where
     .venv/bin/python -m tools.time_lessons                how long the lesson tests take
     .venv/bin/python -m tools.time_exercises              how long the exercise proofs take
     .venv/bin/python -m tools.time_runner                 what the warm runner saves
