@@ -359,6 +359,26 @@ FORKED_AS_ALONE = {
 }
 
 
+def test_an_exchange_two_jobs_ask_of_one_program_runs_once_and_both_are_judged(tmp_path):
+    """The tests' batch checks s04's code at its own stages and at s05's, which share the
+    todos exchange: one run answers both jobs (a second would be thrown away, its folder left
+    behind)."""
+    program = tmp_path / "program.py"
+    program.write_text("print('no request')\n")
+    todos = [check for check in CHECKS if check.exchange.name == "todos"]
+    launched = []
+
+    def launch(path, args, stdin, cwd, env, timeout):
+        launched.append(path)
+        return 0, "no request\n", ""
+
+    first, second = run_many([(program, todos[:1]), (program, todos)], launch=launch, seed=SEED)
+    assert launched == [program]
+    assert [check for check, _ in first] == todos[:1]
+    assert [check for check, _ in second] == todos
+    assert all(message for _, message in first + second)  # no request: every check fails
+
+
 def test_a_forked_run_ends_as_python_path_would(tmp_path):
     env = environment("http://127.0.0.1:9/lane", "model-x")
     env.pop("PYTHONUNBUFFERED", None)  # as a learner's shell has it
