@@ -57,6 +57,8 @@ class Runner:
         self.ended = {}
         self.unread = b""
         self.lock = threading.Lock()
+        self.reports = threading.Condition(self.lock)  # a report came in (self._wait_for)
+        self.reading = False  # a thread is reading the reports
         self.forking = hasattr(os, "fork")
         if self.forking:
             self.process = subprocess.Popen(
@@ -160,26 +162,35 @@ class Runner:
 
     def _wait_for(self, number, timeout, until=None):
         """Read the runner's reports until this run has ended (or, with until=self.pids, has
-        started). Threads may wait side by side."""
+        started). Threads may wait side by side: one reads (without the lock, so that others
+        may start runs meanwhile) and wakes the others at each report; they wait their turn."""
         until = self.ended if until is None else until
         deadline = time.monotonic() + timeout
         stream = self.process.stdout.fileno()
-        while True:
-            with self.lock:
-                if number in until:
-                    return
+        with self.reports:
+            while number not in until:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     self.stop(number)
                     raise TimeoutError(
                         f"run {self.jobs[number]['args']} did not end within {timeout} s"
                     )
-                if not select.select([stream], [], [], min(left, 0.05))[0]:
+                if self.reading:  # another thread reads: it wakes this one at its next report
+                    self.reports.wait(left)
                     continue
-                chunk = os.read(stream, 65536)
-                if not chunk:
+                self.reading = True
+                self.lock.release()
+                try:
+                    chunk = (os.read(stream, 65536) if select.select([stream], [], [], left)[0]
+                             else None)
+                finally:
+                    self.lock.acquire()
+                    self.reading = False
+                    self.reports.notify_all()
+                if chunk == b"":
                     raise RuntimeError("the runner process ended early")
-                self.unread = take_reports(self.unread + chunk, self.pids, self.ended)
+                if chunk:
+                    self.unread = take_reports(self.unread + chunk, self.pids, self.ended)
 
     def close(self):
         """End the runner process, once the runs have ended (after 30 s, it is stopped and runs
