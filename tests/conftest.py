@@ -78,11 +78,11 @@ share_ssl_context(httpcore2)
 # --dist loadfile --no-loadscope-reorder` (pyproject.toml) each file runs whole in one process,
 # and a process that is free takes the next file in this order: the long files start at once,
 # side by side, and the short ones fill in after them, so both processes end about together.
-LONGEST_FIRST = ["test_web.py", "test_robustness.py", "test_stages.py", "test_exercises.py",
-                 "test_offline_repl.py", "test_s04_hooks.py", "test_notebooks.py",
-                 "test_s11_mcp.py", "test_chapters.py", "test_s08_compact.py",
-                 "test_s03_permissions.py", "test_guard.py", "test_live_path.py",
-                 "test_lessons.py"]
+LONGEST_FIRST = ["test_web.py", "test_stages.py", "test_robustness.py", "test_s11_mcp.py",
+                 "test_s04_hooks.py", "test_exercises.py", "test_notebooks.py",
+                 "test_offline_repl.py", "test_chapters.py", "test_guard.py", "test_lessons.py",
+                 "test_lessons_zh.py", "test_live_path.py", "test_odd_input.py",
+                 "test_s03_permissions.py"]
 
 
 @pytest.hookimpl(wrapper=True)
