@@ -1707,8 +1707,9 @@ def matching_rule(session, decision, name, tool_input):
 def named_paths(workdir, subjects):
     """Every word of these commands as a path relative to the workdir (./a, a/, and the
     workdir's absolute a are all "a"), the value after each "=" (--file=a, of=a), and the
-    values glued to short options (glued_values: -ro.git is o.git or .git)."""
-    root, paths = Path(workdir).resolve(), set()
+    values glued to short options (glued_values: -ro.git is o.git or .git). Each with "" if it
+    is named for sure, or the reading it is one of two of: {".git": "-ro.git means -ro .git"}."""
+    root, paths = Path(workdir).resolve(), {}
     for subject in subjects:
         try:
             words = shlex.split(subject)
@@ -1716,12 +1717,16 @@ def named_paths(workdir, subjects):
             words = subject.split()
         values = [each.rpartition("=")[2] for each in words if "=" in each]
         options = READ_ONLY.get(words[0], {}) if words else {}
-        glued = [value for each in words for value in glued_values(each, options)]
-        for word in words + values + glued:
+        named = [(word, "") for word in words + values]
+        for each in words:
+            found = glued_values(each, options)
+            named += [(value, f"{each} means {each[:-len(value)]} {value}" if found[1:] else "")
+                      for value in found]
+        for word, reading in named:
             path = os.path.normpath(word) if word else "."
             if os.path.isabs(path) and Path(path).is_relative_to(root):
                 path = Path(path).relative_to(root).as_posix() or "."
-            paths.add(path)
+            paths[path] = paths.get(path, reading) and reading  # once for sure, for sure
     return paths
 
 
@@ -1757,7 +1762,8 @@ def changes_power_file(session, name, tool_input):
     write_file and edit_file: the path as the tool would resolve it, symlinks followed.
     bash: a command that is not read-only and names one of them, with quotes and
     backslashes removed, alone or glued to short options (-o.git, -roAGENTS.md, -ro.wgetrc:
-    glued_values), or in which the shell may make up such a name (made_up_name).
+    glued_values), or in which the shell may make up such a name (made_up_name). A name that
+    is one reading of a cluster says so: gcc -ofoo.o changes ".o if -ofoo.o means -ofoo .o".
     """
     if name in EDIT_TOOLS:
         try:
@@ -1777,12 +1783,14 @@ def changes_power_file(session, name, tool_input):
             if re.search(rf"(?<![\w.-])(?:-[^\W_]+?)?{re.escape(key)}(?![\w.-])", bare,
                          re.IGNORECASE):
                 return key, why
-        for path in sorted(named_paths(session.workdir, command_spellings(command))):
+        paths = named_paths(session.workdir, command_spellings(command))
+        for path in sorted(paths, key=lambda path: (bool(paths[path]), path)):  # sure ones first
             home = session.tool_environment.get("HOME") or os.environ.get("HOME") or "/"
             full = Path(home, path[2:]) if path.startswith("~/") else Path(session.workdir, path)
             why = runs_at_start(session, Path(os.path.normpath(full.absolute())))
             if why:
-                return path, why
+                reading = paths[path] and f" if {paths[path]} (not all its letters are known here)"
+                return path + reading, why
         if made_up_name(bare):
             return ("a file the shell names for it",
                     "with $, ` or a glob, it may be .git, .env or another file that gives power")

@@ -643,6 +643,9 @@ def test_a_file_that_gives_power_glued_to_a_short_option_asks_in_every_mode(chap
             for command in glued} == glued
 
 
+GUESS = " if {} (not all its letters are known here)"  # a name that is one of two readings
+
+
 # Which letter of a cluster takes the rest as its value is the program's to say: sort's -r and
 # -n are flags and its -o takes a file, so -ro.wgetrc writes .wgetrc (it ran unasked in bypass
 # mode, read as o.wgetrc). A name after any letter not listed as a flag is the target.
@@ -652,9 +655,13 @@ CLUSTERS = {
     "sort -rno.bashrc notes.txt": (".bashrc", START_WHY),
     "sort -ro .wgetrc notes.txt": (".wgetrc", DOT_WHY),
     "sort -ro~/.wgetrc notes.txt": ("~/.wgetrc", DOT_WHY),
-    "sort -so.wgetrc notes.txt": (".wgetrc", DOT_WHY),  # -s is sort's, and not listed
+    "sort -so.wgetrc notes.txt": (".wgetrc" + GUESS.format("-so.wgetrc means -so .wgetrc"),
+                                  DOT_WHY),  # -s is sort's, and not listed: it may take the rest
     "timeout 5 sort -ro.wgetrc notes.txt": (".wgetrc", DOT_WHY),
-    "/usr/bin/sort -ro.wgetrc notes.txt": (".wgetrc", DOT_WHY),  # no list: every letter may
+    # read as sort too (the path dropped, as for a deny rule): -r is a flag there
+    "/usr/bin/sort -ro.wgetrc notes.txt": (".wgetrc", DOT_WHY),
+    "/opt/bin/foo -ro.wgetrc notes.txt": (".wgetrc" + GUESS.format("-ro.wgetrc means -ro .wgetrc"),
+                                          DOT_WHY),  # no list: every letter may
     f"sort -{'r' * 1000}o.wgetrc notes.txt": (".wgetrc", DOT_WHY),
     "foo -ro/../.wgetrc notes.txt": (".wgetrc", DOT_WHY),  # o/../.wgetrc is .wgetrc
     "sort -rosorted.txt notes.txt": None,  # o takes sorted.txt; else -t takes ed.txt
@@ -670,6 +677,28 @@ def test_a_name_glued_after_any_letter_of_a_cluster_that_may_take_it_asks_in_byp
     assert bash(chapter, tmp_path, command, mode="bypass",
                 tool_environment={"HOME": str(tmp_path)}) == (
         ("ask", f"it changes {what[0]}: {what[1]}") if what else ("allow", "bypass mode"))
+
+
+# The name is said as a fact only where it is one: a program with no list may take the rest
+# after another letter (gcc -ofoo.o writes foo.o). Still asked, and a sure name comes first.
+GUESSED = {
+    "gcc -ofoo.o x.c": (".o" + GUESS.format("-ofoo.o means -ofoo .o"), DOT_WHY),
+    "pip install -rrequirements.txt": (
+        ".txt" + GUESS.format("-rrequirements.txt means -rrequirements .txt"), DOT_WHY),
+    "foo -ro~/.wgetrc": ("~/.wgetrc" + GUESS.format("-ro~/.wgetrc means -ro ~/.wgetrc"), DOT_WHY),
+    "gcc -ofoo.o .zz": (".zz", DOT_WHY),  # named for sure: before .o, the guess
+    "cp a .zz; gcc -ofoo.o": (".zz", DOT_WHY),
+    "gcc -ofoo.o .o": (".o", DOT_WHY),  # the same name, once for sure
+    "gcc -o.o x.c": (".o", DOT_WHY),  # one letter: whichever takes the rest, it is .o
+    "gcc -ofoo.o -o.git": (".git", GIT_WHY),
+    "gcc -ofoo.o -o.bashrc": (".bashrc", START_WHY),
+}
+
+
+def test_a_name_that_is_one_reading_of_a_cluster_is_asked_as_one(chapter, tmp_path):
+    assert {command: bash(chapter, tmp_path, command, mode="bypass",
+                          tool_environment={"HOME": str(tmp_path)}) for command in GUESSED} == {
+        command: ("ask", f"it changes {what}: {why}") for command, (what, why) in GUESSED.items()}
 
 
 GLOB_POWER = {  # a glob without a leading dot, and the keys of POWER_FILES it may match
