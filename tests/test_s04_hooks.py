@@ -453,9 +453,10 @@ COMMAND_HOOK_CASES = {
          "to say why", *ECHO_RAN],
     ),
     "timeout": (
-        {"command": "sleep 2", "timeout": 0.2},
+        # (a short timeout: nothing has to happen in it, and the test waits it out each time)
+        {"command": "sleep 2", "timeout": 0.05},
         None,
-        ["  hook error (PreToolUse, sleep 2): timed out after 0.2 seconds", *ECHO_RAN],
+        ["  hook error (PreToolUse, sleep 2): timed out after 0.05 seconds", *ECHO_RAN],
     ),
     "output not JSON": (
         {"command": "echo not json"},

@@ -383,12 +383,16 @@ def test_a_forked_run_ends_as_python_path_would(tmp_path):
     env = environment("http://127.0.0.1:9/lane", "model-x")
     env.pop("PYTHONUNBUFFERED", None)  # as a learner's shell has it
     (tmp_path / "work").mkdir()
+    # The runner started (it imports anthropic) before the clock of the run that times out
+    # starts: 1.5 s is then only for a `python` to start and print, twenty times what it takes.
+    (tmp_path / "nothing.py").write_text("", encoding="utf-8")
+    assert warm_launch(tmp_path / "nothing.py", [], "", tmp_path / "work", env, 60) == (0, "", "")
     runs = {}
     with ThreadPoolExecutor(2 * len(FORKED_AS_ALONE)) as pool:
         for number, (name, (source, _)) in enumerate(FORKED_AS_ALONE.items()):
             path = tmp_path / f"program{number}.py"
             path.write_text(source, encoding="utf-8")
-            timeout = 3 if name == "still running at the timeout" else 60
+            timeout = 1.5 if name == "still running at the timeout" else 60
             for launch in (subprocess_launch, warm_launch):
                 runs[name, launch] = pool.submit(launch, path, ["--flag", "prompt é"],
                                                  "line 1\nline 2\n", tmp_path / "work", env,
