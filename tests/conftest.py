@@ -78,7 +78,12 @@ share_ssl_context(httpcore2)
 # --dist loadfile --no-loadscope-reorder` (pyproject.toml) each file runs whole in one process,
 # and a process that is free takes the next file in this order: the long files start at once,
 # side by side, and the short ones fill in after them, so both processes end about together.
-LONGEST_FIRST = ["test_web.py", "test_stages.py", "test_robustness.py", "test_s11_mcp.py",
+# One exception: test_stages.py (longer) comes after test_robustness.py, so that its batch of
+# runs side by side, which can keep both cores busy, meets test_web.py in its browser tests,
+# which wait on Chromium half the time, rather than in its build, which keeps a core busy
+# (`.venv/bin/python -m tools.time_suite tests/test_web.py tests/test_stages.py
+# tests/test_robustness.py`: test_web.py ended at 63.5 s in this order, 69.6 s in the other).
+LONGEST_FIRST = ["test_web.py", "test_robustness.py", "test_stages.py", "test_s11_mcp.py",
                  "test_s04_hooks.py", "test_exercises.py", "test_notebooks.py",
                  "test_offline_repl.py", "test_chapters.py", "test_guard.py", "test_lessons.py",
                  "test_lessons_zh.py", "test_live_path.py", "test_odd_input.py",
