@@ -25,6 +25,7 @@ import itertools
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -213,10 +214,13 @@ _shared_lock = threading.Lock()
 
 def shared_runner():
     """The warm runner this process shares (the whole test session, a tool's whole run);
-    started on first use, closed at exit."""
+    started on first use, closed at exit, and its folder of the runs' files removed then
+    (each test process and each stage check left one in the temporary folder)."""
     with _shared_lock:  # tests may start runs from several threads at once
         if not _shared:
-            _shared.append(Runner(tempfile.mkdtemp(prefix="chapter-runs-")))
+            folder = tempfile.mkdtemp(prefix="chapter-runs-")
+            atexit.register(shutil.rmtree, folder, ignore_errors=True)  # (after close: LIFO)
+            _shared.append(Runner(folder))
             atexit.register(_shared[0].close)
     return _shared[0]
 

@@ -242,6 +242,15 @@ def test_build_readme_gives_the_command_of_every_stage():
     assert rows == [command(stage) for stage in course.stages.STAGES]
 
 
+def test_the_shared_runner_leaves_no_folder_behind(tmp_path):
+    """Each test process and each run of course.stages left a chapter-runs-* folder with every
+    run's stdin, stdout and stderr in the temporary folder: 730 of them on this machine."""
+    code = "from course.warm import shared_runner; print(shared_runner().folder.parent)"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, env={**os.environ, "TMPDIR": str(tmp_path)}, timeout=60)
+    assert (done.returncode, done.stdout, list(tmp_path.iterdir())) == (0, f"{tmp_path}\n", [])
+
+
 def test_list_names_every_check_of_every_stage_in_order():
     done = subprocess.run([sys.executable, "-m", "course.stages", "--list"], cwd=ROOT,
                           capture_output=True, text=True)
