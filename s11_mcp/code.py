@@ -3377,8 +3377,9 @@ class McpServer:
             os.close(log)
             why = getattr(error, "strerror", None) or error
             raise ToolError(f"cannot run {argv[0]!r}: {why}") from None
-        threading.Thread(target=read_lines, args=(self.process.stdout, self.lines),
-                         daemon=True).start()
+        self.reading = threading.Thread(target=read_lines, args=(self.process.stdout,
+                                                                 self.lines), daemon=True)
+        self.reading.start()
         self.logging = threading.Thread(target=keep_log, args=(self.process.stderr, log),
                                         daemon=True)
         self.logging.start()
@@ -3516,17 +3517,23 @@ class McpServer:
             os.killpg(process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-        process.stdout.close()
-        self.logging.join(MCP_STOP_WAIT)  # its last words reach the log before /mcp reads it
+        with contextlib.suppress(KeyboardInterrupt):  # (a second Ctrl-C: no more waiting)
+            for thread in (self.reading, self.logging):  # each ends at the end of its pipe,
+                thread.join(MCP_STOP_WAIT)  # and the log has its last words before /mcp
+        if self.reading.is_alive():  # a process it started outside its group holds its pipes
+            show(f"[{self.name} left a process running, outside its process group, that holds "
+                 "its output open: the harness cannot stop it.]", session.indent)
         trace_mcp(session, self, {"exited": process.returncode})
 
 
 def read_lines(stream, lines):
-    """The reader thread: each line of a server's stdout into the queue, then None at EOF."""
+    """The reader thread: each line of a server's stdout into the queue, then None at EOF (its
+    stdout closed here, once every process that holds it has ended)."""
     try:
-        for line in iter(lambda: stream.readline(MCP_LINE_LIMIT + 1), b""):
-            lines.put(line)
-    except (OSError, ValueError):  # its stdout closed as it stopped
+        with stream:
+            for line in iter(lambda: stream.readline(MCP_LINE_LIMIT + 1), b""):
+                lines.put(line)
+    except (OSError, ValueError):
         pass
     lines.put(None)
 

@@ -580,8 +580,9 @@ if mode == "pages":  # a page of tools for each size in argv[2] ("600,401"), lin
     sys.exit(sys.stdin.read() and 0)
 if mode == "closes stdout":
     os.close(1); time.sleep(5)
-if mode == "grandchild":
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+if mode in ("grandchild", "own session"):  # its own session: out of its process group
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"],
+                             start_new_session=mode == "own session")
     open("child.pid", "w").write(str(child.pid))
 ident = json.loads(sys.stdin.readline())["id"]
 schema = {"type": "object"}
@@ -662,6 +663,25 @@ def test_what_a_server_started_ends_with_it(s11, tmp_path, answers):
         assert (stopping.is_alive(), select.select([child], [], [], 10)[0]) == (False, [child])
     finally:
         os.close(child)
+
+
+def test_a_child_in_its_own_session_holding_the_servers_output_hangs_nothing(s11, tmp_path,
+                                                                              answers, capsys):
+    """A child that left the server's process group (setsid) outlives killpg, and holds the
+    server's stdout and stderr open: closing stdout waited for the reader thread, blocked in a
+    read that ends only when the child does (30 s here; for ever for a daemon)."""
+    session = hostile(s11, tmp_path, answers, "own session")
+    child, server = int((tmp_path / "child.pid").read_text()), session.servers["h"]
+    try:
+        stopping = threading.Thread(target=s11.stop_servers, args=(session,), daemon=True)
+        stopping.start()
+        stopping.join(10)
+        assert (stopping.is_alive(), server.state) == (False, "ended with the session")
+        assert capsys.readouterr().out.splitlines()[-1] == (
+            "[h left a process running, outside its process group, that holds its output open: "
+            "the harness cannot stop it.]")
+    finally:
+        os.kill(child, signal.SIGKILL)
 
 
 @pytest.mark.parametrize(("pages", "offered", "left_out"), [
