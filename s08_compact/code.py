@@ -2089,7 +2089,8 @@ def changes_power_file(session, name, tool_input):
     bash: a command that is not read-only and names one of them, with quotes and
     backslashes removed, alone or glued to short options (-o.git, -roAGENTS.md, -ro.wgetrc:
     glued_values), or in which the shell may make up such a name (made_up_name). A name that
-    is one reading of a cluster says so: gcc -ofoo.o changes ".o if -ofoo.o means -ofoo .o".
+    is one reading of a cluster says so, .git too: gcc -ofoo.o changes ".o if -ofoo.o means
+    -ofoo .o". A sure name, from either list, goes before a guessed one.
     """
     if name in EDIT_TOOLS:
         try:
@@ -2105,18 +2106,26 @@ def changes_power_file(session, name, tool_input):
     if name == "bash" and not is_read_only(tool_input["command"], session.workdir):
         command = tool_input["command"]
         bare = re.sub(r"['\"\\]", "", command)
-        for key, why in POWER_FILES.items():
-            if re.search(rf"(?<![\w.-])(?:-[^\W_]+?)?{re.escape(key)}(?![\w.-])", bare,
-                         re.IGNORECASE):
-                return key, why
-        paths = named_paths(session.workdir, command_spellings(command))
-        for path in sorted(paths, key=lambda path: (bool(paths[path]), path)):  # sure ones first
+        paths, said, found = named_paths(session.workdir, command_spellings(command)), {}, []
+        for path, reading in paths.items():  # a key is sure if one path names it for sure
+            for key in {path.lower(), *path.lower().split("/")} & POWER_FILES.keys():
+                said[key] = said.get(key, reading) and reading
+        for key, why in POWER_FILES.items():  # glued to clusters only: a guess, read as paths
+            glued = list(re.finditer(rf"(?<![\w.-])(-[^\W_]+?)?({re.escape(key)})(?![\w.-])",
+                                     bare, re.IGNORECASE))
+            if glued:
+                guess = f"{glued[0][0]} means {glued[0][1]} {glued[0][2]}"
+                found.append((all(each[1] for each in glued) and said.get(key, guess) or "",
+                              key, why))
+        for path in sorted(paths):
             home = session.tool_environment.get("HOME") or os.environ.get("HOME") or "/"
             full = Path(home, path[2:]) if path.startswith("~/") else Path(session.workdir, path)
             why = runs_at_start(session, Path(os.path.normpath(full.absolute())))
             if why:
-                reading = paths[path] and f" if {paths[path]} (not all its letters are known here)"
-                return path + reading, why
+                found.append((paths[path], path, why))
+        if found:  # the first sure one, else the first guess
+            reading, name, why = min(found, key=lambda each: bool(each[0]))
+            return name + (reading and f" if {reading} (not all its letters are known here)"), why
         if made_up_name(bare):
             return ("a file the shell names for it",
                     "with $, ` or a glob, it may be .git, .env or another file that gives power")

@@ -607,6 +607,8 @@ def test_a_path_is_checked_as_a_path_in_each_spelling_of_its_option(chapter, tmp
 
 # ---- a file that gives power glued to a short option, or globbed without a dot ---------------
 
+GUESS = " if {} (not all its letters are known here)"  # a name that is one of two readings
+
 GLUED_POWER = {
     "sort -o.agent/settings.json notes.txt": (".agent/settings.json", SETTINGS_WHY),
     "sort -o.git/config notes.txt": (".git", GIT_WHY),
@@ -618,10 +620,12 @@ GLUED_POWER = {
     "sort -o~/.bashrc notes.txt": (".bashrc", START_WHY),
     "sort -o.wgetrc notes.txt": (".wgetrc", DOT_WHY),
 }
-GLUED_BY_KEY = {  # the keys a later chapter adds
-    "agents.md": ["sort -oAGENTS.md notes.txt", 'sort -o"AGENTS.md" notes.txt',
-                  "sort -roAGENTS.md notes.txt"],
-    ".mcp.json": ["sort -o.mcp.json notes.txt"],
+GLUED_BY_KEY = {  # the keys a later chapter adds; sort lists no -o, -A, -G...: -S may take .md
+    "agents.md": {"sort -oAGENTS.md notes.txt": GUESS.format("-oAGENTS.md means -o AGENTS.md"),
+                  'sort -o"AGENTS.md" notes.txt': GUESS.format("-oAGENTS.md means -o AGENTS.md"),
+                  "sort -roAGENTS.md notes.txt": GUESS.format(
+                      "-roAGENTS.md means -ro AGENTS.md")},
+    ".mcp.json": {"sort -o.mcp.json notes.txt": ""},
 }
 
 
@@ -630,9 +634,9 @@ def test_a_file_that_gives_power_glued_to_a_short_option_asks_in_every_mode(chap
                                                                              mode):
     glued = {command: ("ask", f"it changes {what}: {why}")
              for command, (what, why) in GLUED_POWER.items()}
-    glued.update({command: ("ask", f"it changes {key}: {chapter.POWER_FILES[key]}")
+    glued.update({command: ("ask", f"it changes {key}{guess}: {chapter.POWER_FILES[key]}")
                   for key, commands in GLUED_BY_KEY.items() if key in chapter.POWER_FILES
-                  for command in commands})
+                  for command, guess in commands.items()})
     # an allow rule does not let it through either; a name that only ends in one is no such file
     glued.update({"sort -onotes.txt notes.txt": ("allow", "rule 'bash(sort *)'"),
                   "sort -rosorted.txt notes.txt": ("allow", "rule 'bash(sort *)'"),
@@ -641,9 +645,6 @@ def test_a_file_that_gives_power_glued_to_a_short_option_asks_in_every_mode(chap
     assert {command: bash(chapter, tmp_path, command, mode=mode, settings=allow,
                           tool_environment={"HOME": str(tmp_path)})
             for command in glued} == glued
-
-
-GUESS = " if {} (not all its letters are known here)"  # a name that is one of two readings
 
 
 # Which letter of a cluster takes the rest as its value is the program's to say: sort's -r and
@@ -692,6 +693,21 @@ GUESSED = {
     "gcc -o.o x.c": (".o", DOT_WHY),  # one letter: whichever takes the rest, it is .o
     "gcc -ofoo.o -o.git": (".git", GIT_WHY),
     "gcc -ofoo.o -o.bashrc": (".bashrc", START_WHY),
+    # a key of POWER_FILES too: guessed when only a cluster's reading names it, sure elsewhere
+    "gcc -ofoo.git x.c": (".git" + GUESS.format("-ofoo.git means -ofoo .git"), GIT_WHY),
+    "gcc -ofoo.git/config x.c": (
+        ".git" + GUESS.format("-ofoo.git/config means -ofoo .git/config"), GIT_WHY),
+    "gcc -ofoo.git .zz": (".zz", DOT_WHY),  # sure, from the other list: before .git, the guess
+    "gcc -ofoo.git -o.bashrc": (".bashrc", START_WHY),
+    "gcc -ofoo.git .git": (".git", GIT_WHY),
+    "sort -o.git x": (".git", GIT_WHY),
+    "cp x .git": (".git", GIT_WHY),
+}
+GUESSED_BY_KEY = {  # the keys a later chapter adds
+    "agents.md": {"cp x AGENTS.md": "agents.md", "gcc -ofooAGENTS.md AGENTS.md": "agents.md",
+                  "gcc -ofooAGENTS.md x.c": "agents.md" + GUESS.format(
+                      "-ofooAGENTS.md means -ofoo AGENTS.md"),
+                  "gcc -ofooAGENTS.md .zz": ".zz"},
 }
 
 
@@ -699,6 +715,16 @@ def test_a_name_that_is_one_reading_of_a_cluster_is_asked_as_one(chapter, tmp_pa
     assert {command: bash(chapter, tmp_path, command, mode="bypass",
                           tool_environment={"HOME": str(tmp_path)}) for command in GUESSED} == {
         command: ("ask", f"it changes {what}: {why}") for command, (what, why) in GUESSED.items()}
+
+
+def test_a_key_added_later_that_is_one_reading_of_a_cluster_is_asked_as_one(chapter, tmp_path):
+    keys = {key: commands for key, commands in GUESSED_BY_KEY.items() if key in chapter.POWER_FILES}
+    guessed = {command: ("ask", f"it changes {what}: "
+                                + (DOT_WHY if what == ".zz" else chapter.POWER_FILES[key]))
+               for key, commands in keys.items() for command, what in commands.items()}
+    assert {command: bash(chapter, tmp_path, command, mode="bypass",
+                          tool_environment={"HOME": str(tmp_path)})
+            for command in guessed} == guessed
 
 
 GLOB_POWER = {  # a glob without a leading dot, and the keys of POWER_FILES it may match
