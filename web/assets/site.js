@@ -182,12 +182,28 @@ function setUpDiffSwitches() {
 // the lines added right, paired in order, with an empty line opposite the side that has
 // fewer; a context line goes on both sides. A unified gutter reads "old new sign", each
 // number padded to the same width; every line's HTML stands alone (highlight.py).
+// The lines of a unified view, each as [kind, old number, new number, its HTML] (a hunk's
+// numbers are ""): its gutter reads "old new sign", each number padded to the same width, and
+// every line's HTML stands alone (highlight.py).
+function unifiedLines(rows) {
+  const gutterRuns = rows.querySelector("pre.gutter").children;
+  const codeRuns = rows.querySelector("pre.lines > code").children;
+  const lines = [];
+  for (let run = 0; run < codeRuns.length; run++) {
+    const kind = codeRuns[run].className;
+    const gutters = gutterRuns[run].textContent.split("\n");
+    codeRuns[run].innerHTML.split("\n").slice(0, -1).forEach((code, k) => {
+      const width = (gutters[k].length - 3) / 2;
+      lines.push([kind, gutters[k].slice(0, width), gutters[k].slice(width + 1, 2 * width + 1), code]);
+    });
+  }
+  return lines;
+}
+
 function buildSplitViews() {
   for (const note of document.querySelectorAll("p.split-from-unified")) {
     const view = note.closest(".diff-view");
     const rows = document.getElementById(view.id.replace(/split$/, "unified")).querySelector(".rows");
-    const gutterRuns = rows.querySelector("pre.gutter").children;
-    const codeRuns = rows.querySelector("pre.lines > code").children;
     const left = [], right = [];
     let removed = [], added = [];
     const pair = () => {
@@ -198,21 +214,14 @@ function buildSplitViews() {
       removed = [];
       added = [];
     };
-    for (let run = 0; run < codeRuns.length; run++) {
-      const kind = codeRuns[run].className;
-      const gutters = gutterRuns[run].textContent.split("\n");
-      codeRuns[run].innerHTML.split("\n").slice(0, -1).forEach((code, k) => {
-        const gutter = gutters[k];
-        const width = (gutter.length - 3) / 2;
-        const old = gutter.slice(0, width), now = gutter.slice(width + 1, 2 * width + 1);
-        if (kind === "removed") removed.push([kind, `${old} -`, code]);
-        else if (kind === "added") added.push([kind, `${now} +`, code]);
-        else {
-          pair();
-          left.push([kind, gutter && `${old}  `, code]);
-          right.push([kind, gutter && `${now}  `, code]);
-        }
-      });
+    for (const [kind, old, now, code] of unifiedLines(rows)) {
+      if (kind === "removed") removed.push([kind, `${old} -`, code]);
+      else if (kind === "added") added.push([kind, `${now} +`, code]);
+      else {
+        pair();
+        left.push([kind, old && `${old}  `, code]);
+        right.push([kind, now && `${now}  `, code]);
+      }
     }
     pair();
     const english = rows.getAttribute("lang") ? ` lang="${rows.getAttribute("lang")}"` : "";
@@ -249,22 +258,14 @@ function buildWrappedViews() {
   for (const view of document.querySelectorAll(".diff-view .scroll:not(.has-wrapped)")) {
     const rows = view.querySelector(":scope > .rows");
     if (!rows || view.closest(".split")) continue;
-    const gutterRuns = rows.querySelector("pre.gutter").children;
-    const codeRuns = rows.querySelector("pre.lines > code").children;
     let lines = "";
-    for (let run = 0; run < codeRuns.length; run++) {
-      const kind = codeRuns[run].className;
+    for (const [kind, old, now, code] of unifiedLines(rows)) {
       const tag = { added: "ins", removed: "del" }[kind] || "span";
-      const gutters = gutterRuns[run].textContent.split("\n");
-      codeRuns[run].innerHTML.split("\n").slice(0, -1).forEach((code, k) => {
-        const gutter = gutters[k];  // "old new sign", each number padded to the same width
-        const width = (gutter.length - 3) / 2;
-        const number = (kind === "removed" ? gutter.slice(0, width) : gutter.slice(width + 1, 2 * width + 1)).trim();
-        const sign = { added: "+", removed: "-" }[kind] || " ";
-        const indent = Math.min(/^ */.exec(code)[0].length, 16);  // (a deep one fills half the line)
-        lines += `<div class="${kind}"><span class="n" aria-hidden="true">${gutter ? number + sign : ""}</span>` +
-          `<${tag} class="line" style="--indent:${indent}">${code}</${tag}></div>`;
-      });
+      const number = (kind === "removed" ? old : now).trim();
+      const sign = { added: "+", removed: "-" }[kind] || " ";
+      const indent = Math.min(/^ */.exec(code)[0].length, 16);  // (a deep one fills half the line)
+      lines += `<div class="${kind}"><span class="n" aria-hidden="true">${number && number + sign}</span>` +
+        `<${tag} class="line" style="--indent:${indent}">${code}</${tag}></div>`;
     }
     const english = rows.getAttribute("lang") ? ` lang="${rows.getAttribute("lang")}"` : "";
     view.insertAdjacentHTML("beforeend", `<div class="wrapped"${english}><code>${lines}</code></div>`);
